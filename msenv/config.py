@@ -1,0 +1,288 @@
+"""System configuration: every SPEC §2 parameter, validated and frozen.
+
+``SystemConfig`` holds the paper defaults (SPEC §2, §9). Every choice SPEC.md marks
+**[R]** (reconstructed) is a field here with the SPEC value as default:
+
+- ``fading`` / ``fading_redraw``: independent UL/DL Rayleigh fading, redrawn each round;
+- ``acceptance_rates``: SPEC §9 estimates (the paper's Table I values were lost);
+- ``t_verify_per_device_s`` / ``t_verify_per_token_s`` / ``verify_batch``: the
+  verification-latency model T_ver = T0 + T1·K (+ optional per-token term);
+- ``saa_objective``: ratio of expectations (paper) or mean of ratios.
+
+Use :func:`preset` for the two model pairs and :meth:`SystemConfig.replace` for
+overrides; invalid values raise ``ValueError`` naming the field, the value and what is
+allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+MODE_POLICIES = ("optimal", "all_ul", "all_dl", "random")
+FADING_MODELS = ("independent", "reciprocal")
+FADING_REDRAW = ("round", "episode")
+VERIFY_BATCH = ("all", "drafting")
+SAA_OBJECTIVES = ("ratio", "mean_of_ratios")
+TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
+
+
+def dbm_to_watt(dbm: float) -> float:
+    """dBm → W: 10^((x − 30)/10) (SPEC §2, units)."""
+    return 10.0 ** ((dbm - 30.0) / 10.0)
+
+
+@dataclass(frozen=True)
+class SystemConfig:
+    """Multi-SPIN system parameters (SPEC §2). Units: s, W (budgets given in dBm), Hz, bits."""
+
+    preset: str = "qwen2.5"
+    # --- system size and action space
+    num_devices: int = 20
+    gamma_max: int = 20
+    # --- radio (SPEC §2, §4)
+    bandwidth_hz: float = 10e6
+    vocab_size: int = 151_665
+    vocab_eff: int = 1024
+    bits_per_prob: int = 16
+    p_ul_dbm: float = 15.0
+    p_dl_dbm: float = 30.0
+    #: per-episode domain randomisation of the budgets: (low, high) in dBm, or None (fixed).
+    p_ul_dbm_range: tuple[float, float] | None = None
+    p_dl_dbm_range: tuple[float, float] | None = None
+    n0_server_dbm_hz: float = -169.0
+    n0_device_dbm_hz: float = -167.0
+    ref_gain_db: float = -30.0
+    pathloss_exponent: float = 3.5
+    distance_range_m: tuple[float, float] = (100.0, 500.0)
+    fading: str = "independent"  # [R] "independent" UL/DL or "reciprocal" (same |h|²)
+    fading_redraw: str = "round"  # [R] "round" (block fading) or "episode" (static)
+    # --- computation (SPEC §4)
+    t_verify_base_s: float = 0.0428  # T0
+    t_verify_per_device_s: float = 0.0076  # T1  [R] linear in batch size
+    t_verify_per_token_s: float = 0.0  # [R] optional extra term per drafted token
+    verify_batch: str = "all"  # [R] "all" devices in the batch, or only "drafting" (γ_k>0)
+    t_draft_ref_s: float = 0.0152
+    draft_scale_range: tuple[float, float] = (1.0, 1.15)
+    # --- acceptance (SPEC §3, §9)
+    tasks: tuple[str, ...] = TASKS
+    acceptance_rates: tuple[float, ...] = (0.85, 0.82, 0.68, 0.72)
+    # --- decisions (SPEC §5–7)
+    mode_policy: str = "optimal"
+    n_saa: int = 1000
+    saa_objective: str = "ratio"
+    # --- episode (SPEC §8)
+    episode_length: int = 100
+    reward_scale: float = 1.0
+
+    # ------------------------------------------------------------------ validation
+    def __post_init__(self) -> None:
+        _check_int(self, "num_devices", 1, 10_000)
+        _check_int(self, "gamma_max", 1, 1_000)
+        _check_float(self, "bandwidth_hz", lo=0.0, lo_open=True)
+        _check_int(self, "vocab_size", 2, 10**9)
+        _check_int(self, "vocab_eff", 1, 10**9)
+        if self.vocab_eff > self.vocab_size:
+            _fail("vocab_eff", self.vocab_eff, f"an integer ≤ vocab_size ({self.vocab_size})")
+        _check_int(self, "bits_per_prob", 1, 64)
+        for name in ("p_ul_dbm", "p_dl_dbm"):
+            _check_float(self, name, lo=-100.0, hi=100.0)
+        for name in ("p_ul_dbm_range", "p_dl_dbm_range"):
+            if getattr(self, name) is not None:
+                _check_range(self, name, lo=-100.0, hi=100.0)
+        for name in ("n0_server_dbm_hz", "n0_device_dbm_hz"):
+            _check_float(self, name, lo=-250.0, hi=0.0)
+        _check_float(self, "ref_gain_db", lo=-200.0, hi=0.0)
+        _check_float(self, "pathloss_exponent", lo=0.0, hi=10.0)
+        _check_range(self, "distance_range_m", lo=0.0, hi=1e6, lo_open=True)
+        _check_choice(self, "fading", FADING_MODELS)
+        _check_choice(self, "fading_redraw", FADING_REDRAW)
+        _check_float(self, "t_verify_base_s", lo=0.0, hi=1e3)
+        _check_float(self, "t_verify_per_device_s", lo=0.0, hi=1e3)
+        _check_float(self, "t_verify_per_token_s", lo=0.0, hi=1e3)
+        _check_choice(self, "verify_batch", VERIFY_BATCH)
+        _check_float(self, "t_draft_ref_s", lo=0.0, hi=1e3, lo_open=True)
+        _check_range(self, "draft_scale_range", lo=0.0, hi=1e3, lo_open=True)
+        if not isinstance(self.tasks, tuple) or not self.tasks or not all(
+            isinstance(t, str) and t for t in self.tasks
+        ):
+            _fail("tasks", self.tasks, "a non-empty tuple of task names")
+        if not isinstance(self.acceptance_rates, tuple) or len(self.acceptance_rates) != len(
+            self.tasks
+        ):
+            _fail(
+                "acceptance_rates",
+                self.acceptance_rates,
+                f"a tuple of {len(self.tasks)} rates, one per task {self.tasks}",
+            )
+        for i, a in enumerate(self.acceptance_rates):
+            if (
+                isinstance(a, bool)
+                or not isinstance(a, (int, float))
+                or not math.isfinite(a)
+                or not 0.0 < a <= 1.0
+            ):
+                _fail(f"acceptance_rates[{i}]", a, "a number in (0, 1]")
+        _check_choice(self, "mode_policy", MODE_POLICIES)
+        _check_int(self, "n_saa", 1, 10**7)
+        _check_choice(self, "saa_objective", SAA_OBJECTIVES)
+        _check_int(self, "episode_length", 2, 10**9)
+        _check_float(self, "reward_scale", lo=0.0, hi=1e12, lo_open=True)
+        if not isinstance(self.preset, str):
+            _fail("preset", self.preset, "a string")
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def payload_bits(self) -> float:
+        """L = V_eff·(⌈log2 V⌉ + Q) bits per correction (SPEC §2)."""
+        return float(self.vocab_eff * (math.ceil(math.log2(self.vocab_size)) + self.bits_per_prob))
+
+    @property
+    def p_ul_w(self) -> float:
+        return dbm_to_watt(self.p_ul_dbm)
+
+    @property
+    def p_dl_w(self) -> float:
+        return dbm_to_watt(self.p_dl_dbm)
+
+    @property
+    def n0_server_w_hz(self) -> float:
+        return dbm_to_watt(self.n0_server_dbm_hz)
+
+    @property
+    def n0_device_w_hz(self) -> float:
+        return dbm_to_watt(self.n0_device_dbm_hz)
+
+    @property
+    def ref_gain(self) -> float:
+        return 10.0 ** (self.ref_gain_db / 10.0)
+
+    # ------------------------------------------------------------------ helpers
+    def replace(self, **changes: Any) -> SystemConfig:
+        """A validated copy with ``changes`` applied; unknown names raise ValueError."""
+        names = {f.name for f in dataclasses.fields(self)}
+        for key in changes:
+            if key not in names:
+                raise ValueError(
+                    f"unknown config field {key!r}; allowed fields: {', '.join(sorted(names))}"
+                )
+        changes = {k: _tupled(v) for k, v in changes.items()}
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SystemConfig:
+        return cls().replace(**data)
+
+
+# ---------------------------------------------------------------------- presets
+#: SPEC §2 / §9 values of the two model pairs.
+PRESETS: dict[str, dict[str, Any]] = {
+    "qwen2.5": dict(
+        preset="qwen2.5",
+        t_verify_base_s=0.0428,
+        t_verify_per_device_s=0.0076,
+        t_draft_ref_s=0.0152,
+        acceptance_rates=(0.85, 0.82, 0.68, 0.72),
+    ),
+    "deepseek-r1": dict(
+        preset="deepseek-r1",
+        t_verify_base_s=0.0693,
+        t_verify_per_device_s=0.0091,
+        t_draft_ref_s=0.0196,
+        acceptance_rates=(0.80, 0.84, 0.62, 0.66),
+    ),
+}
+
+
+def preset(name: str = "qwen2.5", **overrides: Any) -> SystemConfig:
+    """Named preset (``"qwen2.5"`` or ``"deepseek-r1"``) with optional field overrides."""
+    if name not in PRESETS:
+        raise ValueError(f"preset={name!r} is not known; allowed: {', '.join(PRESETS)}")
+    return SystemConfig().replace(**{**PRESETS[name], **overrides})
+
+
+def resolve_config(config: SystemConfig | dict[str, Any] | str | None, **overrides: Any) -> SystemConfig:
+    """Accept a SystemConfig, a dict of fields, a preset name or None, plus overrides."""
+    if config is None:
+        base = SystemConfig()
+    elif isinstance(config, SystemConfig):
+        base = config
+    elif isinstance(config, str):
+        base = preset(config)
+    elif isinstance(config, dict):
+        data = dict(config)
+        name = data.pop("preset", None)
+        base = preset(name) if name is not None else SystemConfig()
+        base = base.replace(**data)
+    else:
+        raise ValueError(
+            f"config={config!r} is not allowed; give a SystemConfig, a dict of fields, "
+            f"a preset name ({', '.join(PRESETS)}) or None"
+        )
+    return base.replace(**overrides) if overrides else base
+
+
+# ---------------------------------------------------------------------- checks
+def _fail(name: str, value: Any, allowed: str) -> None:
+    raise ValueError(f"config field {name}={value!r} is invalid; allowed: {allowed}")
+
+
+def _tupled(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _check_int(cfg: SystemConfig, name: str, lo: int, hi: int) -> None:
+    v = getattr(cfg, name)
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        _fail(name, v, f"an integer in [{lo}, {hi}]")
+
+
+def _check_float(
+    cfg: SystemConfig, name: str, lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False
+) -> None:
+    v = getattr(cfg, name)
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    ok = ok and (v > lo if lo_open else v >= lo) and v <= hi
+    if not ok:
+        left = "(" if lo_open else "["
+        _fail(name, v, f"a finite number in {left}{lo}, {hi}]")
+
+
+def _check_range(
+    cfg: SystemConfig, name: str, lo: float, hi: float, lo_open: bool = False
+) -> None:
+    v = getattr(cfg, name)
+    left = "(" if lo_open else "["
+    allowed = f"a (low, high) pair with low ≤ high, both finite in {left}{lo}, {hi}]"
+    if not isinstance(v, tuple) or len(v) != 2:
+        _fail(name, v, allowed)
+    a, b = v
+    for x in (a, b):
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            _fail(name, v, allowed)
+        if (x <= lo if lo_open else x < lo) or x > hi:
+            _fail(name, v, allowed)
+    if a > b:
+        _fail(name, v, allowed)
+
+
+def _check_choice(cfg: SystemConfig, name: str, choices: tuple[str, ...]) -> None:
+    v = getattr(cfg, name)
+    if v not in choices:
+        _fail(name, v, " | ".join(repr(c) for c in choices))
+
+
+__all__ = [
+    "SystemConfig",
+    "PRESETS",
+    "preset",
+    "resolve_config",
+    "dbm_to_watt",
+    "MODE_POLICIES",
+    "TASKS",
+]

@@ -1,0 +1,152 @@
+"""Gymnasium environment: one step = one Multi-SPIN round (SPEC §8).
+
+``MultiSpinEnv`` is a thin shell over :mod:`msenv.functional`: it draws the uniforms from
+``self.np_random`` and calls the pure reset/step functions, which call the shared round
+kernel :func:`msenv.goodput.evaluate_round`.
+
+- Action: ``MultiDiscrete([γ_max + 1] * K)`` — draft lengths.
+- Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.functional`.
+- Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
+- Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
+- ``info``: numbers and arrays only (see :data:`INFO_KEYS`).
+- ``env.unwrapped.context``: the upcoming round's :class:`~msenv.functional.RoundContext`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from . import functional as F
+from .config import SystemConfig, resolve_config
+from .goodput import RoundResult
+
+#: keys of the per-step ``info`` dict.
+INFO_KEYS = (
+    "tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay",
+    "t_draft", "t_verify", "t_com", "latency", "goodput",
+    "episode_tokens", "episode_time", "episode_throughput",
+)
+_LOCKED_FIELDS = ("num_devices", "gamma_max")
+
+
+def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
+    """The ``info`` dict of row ``i`` of a batched round result."""
+    return {
+        "tokens": res.tokens[i],
+        "accepted": res.accepted[i],
+        "rejected": res.rejected[i],
+        "modes": res.modes[i],
+        "dl_power": res.dl_power[i],
+        "ul_delay": res.ul_delay[i],
+        "t_draft": float(res.t_draft[i]),
+        "t_verify": float(res.t_verify[i]),
+        "t_com": float(res.t_com[i]),
+        "latency": float(res.latency[i]),
+        "goodput": float(res.goodput[i]),
+        "episode_tokens": ep_tokens,
+        "episode_time": ep_time,
+        "episode_throughput": ep_tokens / ep_time,
+    }
+
+
+class MultiSpinEnv(gym.Env):
+    """Draft-length control for multi-access speculative inference (SPEC §8).
+
+    Args:
+        config: a :class:`~msenv.config.SystemConfig`, a dict of its fields, or a preset name.
+        render_mode: ``None`` or ``"ansi"``.
+        **overrides: config fields to override (e.g. ``p_dl_dbm=20``).
+
+    ``reset(options={"config": {...}})`` changes config fields for the coming episodes
+    (except ``num_devices``/``gamma_max``, which fix the spaces).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
+        self.config = resolve_config(config, **overrides)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed: None, 'ansi'")
+        self.render_mode = render_mode
+        self._build_spaces()
+        self._state: F.State | None = None
+        self._last: dict[str, Any] | None = None
+
+    def _build_spaces(self) -> None:
+        cfg = self.config
+        self.action_space = spaces.MultiDiscrete(np.full(cfg.num_devices, cfg.gamma_max + 1, dtype=np.int64))
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(F.obs_size(cfg),), dtype=np.float32)
+        self._n_reset = F.reset_draws(cfg)
+        self._n_step = F.step_draws(cfg)
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if options and "config" in options:
+            new = resolve_config(self.config, **_as_dict(options["config"]))
+            for name in _LOCKED_FIELDS:
+                if getattr(new, name) != getattr(self.config, name):
+                    raise ValueError(
+                        f"reset option config.{name}={getattr(new, name)!r} is not allowed: it changes the "
+                        f"spaces (current {getattr(self.config, name)!r}); make a new env instead"
+                    )
+            self.config = new
+            self._build_spaces()
+        self._state = F.reset_state(self.np_random.random((1, self._n_reset)), self.config)
+        self._ep_tokens = 0.0
+        self._ep_time = 0.0
+        self._last = None
+        return F.observe(self._state, self.config)[0], {}
+
+    def step(self, action):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        cfg = self.config
+        gamma = F.validate_action(action, cfg)
+        u = self.np_random.random((1, self._n_step))
+        self._state, res = F.step_state(u, self._state, gamma[None], cfg)
+        self._ep_tokens += float(res.tokens.sum())
+        self._ep_time += float(res.latency[0])
+        info = round_info(res, 0, self._ep_tokens, self._ep_time)
+        self._last = info
+        truncated = bool(self._state.t[0] >= cfg.episode_length)
+        reward = info["goodput"] * cfg.reward_scale
+        return F.observe(self._state, cfg)[0], reward, False, truncated, info
+
+    @property
+    def context(self) -> F.RoundContext:
+        """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what
+        controllers act on."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the context")
+        return F.context(self._state, self.config, 0)
+
+    @property
+    def state(self) -> F.State:
+        """The functional state (batch of one)."""
+        return self._state
+
+    def render(self):
+        if self.render_mode != "ansi":
+            return None
+        if self._last is None:
+            return "msenv: no round played yet\n"
+        i = self._last
+        modes = "".join(".UD"[m] for m in i["modes"])
+        return (
+            f"round {int(self._state.t[0])}: tokens {int(i['tokens'].sum())} in {i['latency'] * 1e3:.1f} ms "
+            f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
+            f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
+        )
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    if isinstance(value, SystemConfig):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return value
+    raise ValueError(f"reset option config={value!r} is invalid; allowed: a dict of config fields or a SystemConfig")

@@ -1,0 +1,137 @@
+"""Token goodput: the one round-evaluation kernel and the expected-goodput estimator (SPEC §6).
+
+:func:`evaluate_round` maps (draft lengths, outcome, context) → reactive solution → latency →
+goodput, batched over leading axes. The environment's step, the SAA controllers and the
+experiments all call it (or its communication part, :func:`communication_time`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import acceptance, latency, reactive
+from .config import SystemConfig
+
+
+@dataclass(frozen=True)
+class RoundResult:
+    """Everything that happened in a batch of rounds (leading axes shared)."""
+
+    tokens: np.ndarray  #: int [..., K]  N_k = A_k + 1
+    accepted: np.ndarray  #: int [..., K]  A_k
+    rejected: np.ndarray  #: bool [..., K]
+    modes: np.ndarray  #: int8 [..., K]  0 none, 1 UL, 2 DL
+    dl_power: np.ndarray  #: W [..., K]
+    ul_delay: np.ndarray  #: s [..., K]  τ^ul of rejected devices (0 otherwise)
+    t_draft: np.ndarray  #: s [...]
+    t_verify: np.ndarray  #: s [...]
+    t_com: np.ndarray  #: s [...]
+    latency: np.ndarray  #: s [...]  T = t_draft + t_verify + t_com
+    goodput: np.ndarray  #: tokens/s [...]  G = Σ_k N_k / T
+
+
+def communication_time(
+    rejected: np.ndarray,
+    g_ul,
+    g_dl,
+    cfg: SystemConfig,
+    *,
+    p_ul_w=None,
+    p_dl_w=None,
+    coins=None,
+    presorted: bool = False,
+    policy: str | None = None,
+) -> reactive.ReactiveSolution:
+    """Reactive solution for outcomes ``rejected`` under ``policy`` (default ``cfg.mode_policy``)."""
+    return reactive.solve(
+        rejected,
+        g_ul,
+        g_dl,
+        p_ul_w=cfg.p_ul_w if p_ul_w is None else p_ul_w,
+        p_dl_w=cfg.p_dl_w if p_dl_w is None else p_dl_w,
+        n0_ul_w_hz=cfg.n0_server_w_hz,
+        n0_dl_w_hz=cfg.n0_device_w_hz,
+        bandwidth_hz=cfg.bandwidth_hz,
+        bits=cfg.payload_bits,
+        policy=cfg.mode_policy if policy is None else policy,
+        coins=coins,
+        presorted=presorted,
+    )
+
+
+def evaluate_round(
+    gamma: np.ndarray,
+    first_rejection: np.ndarray,
+    t_draft: np.ndarray,
+    g_ul: np.ndarray,
+    g_dl: np.ndarray,
+    cfg: SystemConfig,
+    *,
+    p_ul_w=None,
+    p_dl_w=None,
+    coins=None,
+    policy: str | None = None,
+) -> RoundResult:
+    """One round (or a batch of rounds): outcome → reactive solution → latency → goodput."""
+    gamma = np.asarray(gamma)
+    acc = acceptance.accepted_tokens(first_rejection, gamma)
+    rej = acceptance.rejected(first_rejection, gamma)
+    sol = communication_time(rej, g_ul, g_dl, cfg, p_ul_w=p_ul_w, p_dl_w=p_dl_w, coins=coins, policy=policy)
+    t_d = latency.draft_latency(gamma, t_draft)
+    t_v = latency.verify_latency(gamma, cfg)
+    t = t_d + t_v + sol.t_com
+    tokens = acc + 1
+    return RoundResult(
+        tokens=tokens,
+        accepted=acc,
+        rejected=rej,
+        modes=sol.modes,
+        dl_power=sol.dl_power,
+        ul_delay=sol.ul_delay,
+        t_draft=t_d,
+        t_verify=t_v,
+        t_com=sol.t_com,
+        latency=t,
+        goodput=tokens.sum(axis=-1) / t,
+    )
+
+
+def expected_goodput(
+    gammas: np.ndarray,
+    first_rejection: np.ndarray,
+    alpha: np.ndarray,
+    t_draft: np.ndarray,
+    g_ul: np.ndarray,
+    g_dl: np.ndarray,
+    cfg: SystemConfig,
+    *,
+    p_ul_w=None,
+    p_dl_w=None,
+    coins=None,
+    objective: str | None = None,
+    policy: str | None = None,
+) -> np.ndarray:
+    """SAA estimate of the expected goodput of each candidate (SPEC §6), plain batched form.
+
+    ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
+    numbers). ``objective="ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com);
+    ``"mean_of_ratios"``: mean_s Σ_k N_k / T (the expected reward). Returns [C].
+    :class:`msenv.saa.SAAEstimator` computes the same numbers incrementally.
+    """
+    objective = cfg.saa_objective if objective is None else objective
+    gammas = np.atleast_2d(np.asarray(gammas))
+    rej = acceptance.rejected(first_rejection[None], gammas[:, None])  # [C, S, K]
+    sol = communication_time(
+        rej, g_ul, g_dl, cfg, p_ul_w=p_ul_w, p_dl_w=p_dl_w,
+        coins=None if coins is None else coins[None], policy=policy,
+    )
+    t_cmp = latency.compute_latency(gammas, t_draft, cfg)  # [C]
+    if objective == "ratio":
+        tokens = acceptance.expected_tokens(alpha, gammas).sum(axis=-1)
+        return tokens / (t_cmp + sol.t_com.mean(axis=-1))
+    if objective == "mean_of_ratios":
+        tokens = (acceptance.accepted_tokens(first_rejection[None], gammas[:, None]) + 1).sum(axis=-1)
+        return (tokens / (t_cmp[:, None] + sol.t_com)).mean(axis=-1)
+    raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")

@@ -1,0 +1,149 @@
+"""Reactive stage: mode selection and power allocation for a realised outcome (SPEC §5).
+
+Batched over any leading axes (rounds × devices, or samples × devices); the last axis is
+the devices. No Python loop over samples.
+
+- **Lemma 1** (:func:`dl_delay`, :func:`dl_powers`): for a DL set D, the min-max DL delay under
+  Σ p_k ≤ P_dl equalises the delays; closed form with S = Σ_{k∈D} 1/g_k^dl.
+- **Lemma 2 / Proposition 1** (:func:`solve` with ``policy="optimal"``): sort the rejected
+  devices by UL delay; an optimal UL set is a prefix; scan the M + 1 prefixes with suffix
+  sums of 1/g^dl and take the best max(τ^ul(n), τ^dl(n)).
+- Baselines of paper §VI-A4: ``all_ul``, ``all_dl``, ``random`` (coins < ½ → UL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .channel import shannon_rate, transmission_delay, ul_delay
+
+MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class ReactiveSolution:
+    """Reactive decisions for a batch of outcomes (arrays share the leading axes)."""
+
+    modes: np.ndarray  #: int8 [..., K]: 0 none (accepted), 1 UL, 2 DL
+    dl_power: np.ndarray  #: W [..., K]; 0 off DL
+    ul_delay: np.ndarray  #: s [..., K]; τ_k^ul at full power for rejected devices, 0 otherwise
+    t_com: np.ndarray  #: s [...]; correction-exchange time T_com
+
+
+def dl_delay(inv_gain_sum, p_dl_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:
+    """Lemma 1: τ^dl(D) = L / (b·log2(1 + P_dl / (N0·b·S))), S = Σ_{k∈D} 1/g_k^dl; 0 when D = ∅.
+
+    It is the Shannon delay of one virtual link of gain 1/S at the full budget P_dl.
+    """
+    with np.errstate(divide="ignore"):
+        return transmission_delay(bits, shannon_rate(p_dl_w, 1.0 / inv_gain_sum, n0_w_hz, bandwidth_hz))
+
+
+def dl_powers(dl_mask: np.ndarray, inv_g_dl: np.ndarray, p_dl_w) -> np.ndarray:
+    """Lemma 1 powers p_k = P_dl · (1/g_k) / Σ_{j∈D} 1/g_j (delay-equalising), 0 off D."""
+    w = np.where(dl_mask, inv_g_dl, 0.0)
+    s = w.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.asarray(p_dl_w)[..., None] * w / s
+    return np.where(dl_mask, p, 0.0)
+
+
+def solve(
+    rejected: np.ndarray,
+    g_ul: np.ndarray,
+    g_dl: np.ndarray,
+    *,
+    p_ul_w,
+    p_dl_w,
+    n0_ul_w_hz: float,
+    n0_dl_w_hz: float,
+    bandwidth_hz: float,
+    bits: float,
+    policy: str = "optimal",
+    coins: np.ndarray | None = None,
+    presorted: bool = False,
+) -> ReactiveSolution:
+    """Modes, powers and T_com for outcomes ``rejected`` (bool [..., K]).
+
+    ``g_ul``, ``g_dl`` broadcast against ``rejected``; ``p_ul_w``, ``p_dl_w`` are scalars or
+    arrays over the leading axes. ``coins`` (uniforms, shape of ``rejected``) drive
+    ``policy="random"``. ``presorted=True`` promises that the devices (last axis) are already
+    in ascending order of UL delay in every row (true when gains are shared across rows and
+    sorted by g_ul descending, as in SAA); it skips the per-row sort.
+    """
+    rejected = np.asarray(rejected, dtype=bool)
+    p_ul = np.asarray(p_ul_w, dtype=float)[..., None]
+    p_dl = np.asarray(p_dl_w, dtype=float)
+    m = np.count_nonzero(rejected, axis=-1)
+    b = bandwidth_hz / np.maximum(m, 1)  # OFDMA equal split among the rejected devices
+    b_col = b[..., None]
+    tau_ul = ul_delay(g_ul, p_ul, n0_ul_w_hz, b_col, bits)
+    tau_ul = np.broadcast_to(tau_ul, rejected.shape)
+    inv_g = np.broadcast_to(1.0 / np.asarray(g_dl, dtype=float), rejected.shape)
+
+    if policy == "optimal":
+        ul_mask, t_com = _optimal_split(rejected, tau_ul, inv_g, p_dl, n0_dl_w_hz, b, bits, presorted)
+        dl_mask = rejected & ~ul_mask
+    else:
+        if policy == "all_ul":
+            ul_mask = rejected
+        elif policy == "all_dl":
+            ul_mask = np.zeros_like(rejected)
+        elif policy == "random":
+            if coins is None:
+                raise ValueError("policy='random' needs coins (uniform draws, one per device)")
+            ul_mask = rejected & (np.asarray(coins) < 0.5)
+        else:
+            raise ValueError(
+                f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'"
+            )
+        dl_mask = rejected & ~ul_mask
+        t_ul = np.max(np.where(ul_mask, tau_ul, 0.0), axis=-1)
+        s = np.sum(np.where(dl_mask, inv_g, 0.0), axis=-1)
+        t_com = np.maximum(t_ul, dl_delay(s, p_dl, n0_dl_w_hz, b, bits))
+
+    modes = np.where(ul_mask, MODE_UL, np.where(dl_mask, MODE_DL, MODE_NONE)).astype(np.int8)
+    return ReactiveSolution(
+        modes=modes,
+        dl_power=dl_powers(dl_mask, inv_g, p_dl),
+        ul_delay=np.where(rejected, tau_ul, 0.0),
+        t_com=t_com,
+    )
+
+
+def _optimal_split(rejected, tau_ul, inv_g, p_dl, n0, b, bits, presorted):
+    """Proposition 1: scan the prefixes (in ascending UL-delay order) of the rejected set.
+
+    Position j of the sorted devices, if rejected, stands for the split "rejected devices at
+    positions ≤ j go UL, the rest DL": cost max(τ^ul_j, τ^dl(suffix after j)). The extra
+    candidate "nobody UL" costs τ^dl(all rejected). Returns (UL mask, T_com).
+    """
+    if presorted:
+        rej_s, tau_s, inv_s, order = rejected, tau_ul, inv_g, None
+    else:
+        key = np.where(rejected, tau_ul, np.inf)
+        order = np.argsort(key, axis=-1, kind="stable")
+        rej_s = np.take_along_axis(rejected, order, axis=-1)
+        tau_s = np.take_along_axis(tau_ul, order, axis=-1)
+        inv_s = np.take_along_axis(inv_g, order, axis=-1)
+    w = np.where(rej_s, inv_s, 0.0)
+    # suffix sums by reverse cumsum (no cancellation, unlike total − prefix)
+    suffix_incl = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
+    suffix_excl = np.concatenate([suffix_incl[..., 1:], np.zeros_like(w[..., :1])], axis=-1)
+    p_col = p_dl[..., None] if np.ndim(p_dl) else p_dl
+    tau_dl = dl_delay(suffix_excl, p_col, n0, b[..., None], bits)
+    cost = np.where(rej_s, np.maximum(tau_s, tau_dl), np.inf)
+    cost_none = dl_delay(suffix_incl[..., 0], p_dl, n0, b, bits)
+    j = np.argmin(cost, axis=-1)
+    best = np.take_along_axis(cost, j[..., None], axis=-1)[..., 0]
+    use_ul = best < cost_none
+    t_com = np.where(use_ul, best, cost_none)
+    pos = np.arange(rejected.shape[-1])
+    ul_s = rej_s & (pos <= np.where(use_ul, j, -1)[..., None])
+    if order is None:
+        return ul_s, t_com
+    ul_mask = np.empty_like(ul_s)
+    np.put_along_axis(ul_mask, order, ul_s, axis=-1)
+    return ul_mask, t_com

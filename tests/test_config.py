@@ -1,0 +1,84 @@
+"""SystemConfig validation: every field's invalid value gives a clear error."""
+
+import dataclasses
+import math
+
+import pytest
+
+from msenv import SystemConfig, preset, resolve_config
+
+BAD = {
+    "preset": [3],
+    "num_devices": [0, -1, 2.5, True, "20", 10_001],
+    "gamma_max": [0, 1.5, None],
+    "bandwidth_hz": [0.0, -1.0, math.nan, math.inf, "10e6"],
+    "vocab_size": [1, 3.0],
+    "vocab_eff": [0, 200_000],
+    "bits_per_prob": [0, 65],
+    "p_ul_dbm": [math.nan, math.inf, 200.0, None],
+    "p_dl_dbm": [math.nan, -math.inf, "30"],
+    "p_ul_dbm_range": [(10.0,), (20.0, 10.0), (0.0, math.nan), "a"],
+    "p_dl_dbm_range": [(10.0, 500.0), [1, 2, 3]],
+    "n0_server_dbm_hz": [math.nan, 5.0],
+    "n0_device_dbm_hz": [-300.0, None],
+    "ref_gain_db": [10.0, math.nan],
+    "pathloss_exponent": [-1.0, 11.0],
+    "distance_range_m": [(0.0, 10.0), (500.0, 100.0), (1.0, math.inf)],
+    "fading": ["rician", 1],
+    "fading_redraw": ["never"],
+    "t_verify_base_s": [-0.1, math.nan],
+    "t_verify_per_device_s": [-1e-3],
+    "t_verify_per_token_s": [math.inf],
+    "verify_batch": ["some"],
+    "t_draft_ref_s": [0.0, -0.01],
+    "draft_scale_range": [(1.15, 1.0), (0.0, 1.0)],
+    "tasks": [(), ("a", 3), "humaneval"],
+    "acceptance_rates": [(0.5,), (0.0, 0.5, 0.5, 0.5), (1.2, 0.5, 0.5, 0.5), (math.nan, 0.5, 0.5, 0.5)],
+    "mode_policy": ["best", None],
+    "n_saa": [0, 1.0],
+    "saa_objective": ["median"],
+    "episode_length": [1, 0, 2.0],
+    "reward_scale": [0.0, -1.0, math.nan],
+}
+
+
+def test_every_field_has_bad_values_listed():
+    assert set(BAD) == {f.name for f in dataclasses.fields(SystemConfig)}
+
+
+@pytest.mark.parametrize("field,value", [(f, v) for f, vs in BAD.items() for v in vs])
+def test_invalid_value_names_field_and_value(field, value):
+    with pytest.raises(ValueError) as e:
+        SystemConfig().replace(**{field: value})
+    msg = str(e.value)
+    assert field in msg and "allowed" in msg
+    shown = tuple(value) if isinstance(value, list) else value  # lists are taken as tuples
+    assert repr(shown)[:10] in msg or field.startswith("acceptance")
+
+
+def test_defaults_match_spec():
+    c = SystemConfig()
+    assert c.payload_bits == 34_816
+    assert c.num_devices == 20 and c.gamma_max == 20 and c.n_saa == 1000
+    assert c.p_ul_w == pytest.approx(10 ** -1.5) and c.p_dl_w == pytest.approx(1.0)
+    assert c.n0_server_w_hz == pytest.approx(10 ** -19.9)
+    assert c.mode_policy == "optimal"
+
+
+def test_presets_and_resolution():
+    d = preset("deepseek-r1")
+    assert (d.t_verify_base_s, d.t_verify_per_device_s, d.t_draft_ref_s) == (0.0693, 0.0091, 0.0196)
+    assert d.acceptance_rates == (0.80, 0.84, 0.62, 0.66)
+    q = preset("qwen2.5", num_devices=5)
+    assert q.num_devices == 5 and q.t_verify_base_s == 0.0428
+    with pytest.raises(ValueError, match="preset"):
+        preset("llama")
+    with pytest.raises(ValueError, match="unknown config field 'foo'"):
+        SystemConfig().replace(foo=1)
+    assert resolve_config({"preset": "deepseek-r1", "p_dl_dbm": 20}).p_dl_dbm == 20
+    assert resolve_config("deepseek-r1") == d
+    assert SystemConfig.from_dict(q.to_dict()) == q
+    with pytest.raises(ValueError, match="config="):
+        resolve_config(42)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        q.num_devices = 3  # type: ignore[misc]

@@ -1,0 +1,23 @@
+"""README's commands stay true: CI runs exactly the README test command."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bash_blocks():
+    return re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+
+
+def test_ci_runs_readme_test_command():
+    cmds = [line.strip() for b in _bash_blocks() for line in b.splitlines()]
+    test_cmd = next(c for c in cmds if "pytest" in c)
+    assert test_cmd.startswith("pip install torch==2.13.0 && ")
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert test_cmd in ci_lines
+
+
+def test_readme_main_job_command_present():
+    cmds = [line.strip() for b in _bash_blocks() for line in b.splitlines()]
+    assert any(c.startswith("pip install torch==2.13.0 && ") and c.endswith("python train.py") for c in cmds)
