@@ -164,7 +164,7 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
 
 
 def _squash_db(g: np.ndarray) -> np.ndarray:
-    return np.tanh((10.0 * np.log10(g) - GAIN_DB_CENTER) / GAIN_DB_SCALE)
+    return np.tanh((10.0 * np.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
 
 
 def observe(state: State, cfg: SystemConfig) -> np.ndarray:
@@ -173,16 +173,16 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     s_lo, s_hi = cfg.draft_scale_range
     scale = state.t_draft / cfg.t_draft_ref_s
     speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
-    dev = np.stack(
-        [state.alpha, speed, _squash_db(state.g_ul), _squash_db(state.g_dl), _squash_db(state.beta)],
-        axis=-1,
-    ).reshape(b, DEVICE_FEATURES * k)
-    p_ul_dbm = 10.0 * np.log10(state.p_ul_w) + 30.0
-    p_dl_dbm = 10.0 * np.log10(state.p_dl_w) + 30.0
-    glob = np.stack(
-        [np.tanh((p_ul_dbm - P_UL_CENTER) / P_SCALE), np.tanh((p_dl_dbm - P_DL_CENTER) / P_SCALE)], axis=-1
-    )
-    return np.concatenate([dev, glob], axis=-1).astype(np.float32)
+    out = np.empty((b, DEVICE_FEATURES * k + GLOBAL_FEATURES), dtype=np.float32)
+    dev = out[:, : DEVICE_FEATURES * k].reshape(b, k, DEVICE_FEATURES)
+    dev[:, :, 0] = state.alpha
+    dev[:, :, 1] = speed
+    dev[:, :, 2] = _squash_db(state.g_ul)
+    dev[:, :, 3] = _squash_db(state.g_dl)
+    dev[:, :, 4] = _squash_db(state.beta)
+    p_dbm = 10.0 * np.log10(np.stack([state.p_ul_w, state.p_dl_w], axis=-1)) + 30.0
+    out[:, -2:] = np.tanh((p_dbm - (P_UL_CENTER, P_DL_CENTER)) * (1.0 / P_SCALE))
+    return out
 
 
 def context(state: State, cfg: SystemConfig, index: int | None = None) -> RoundContext:

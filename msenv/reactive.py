@@ -37,17 +37,17 @@ def dl_delay(inv_gain_sum, p_dl_w, n0_w_hz: float, bandwidth_hz, bits: float) ->
 
     It is the Shannon delay of one virtual link of gain 1/S at the full budget P_dl.
     """
-    with np.errstate(divide="ignore"):
-        return transmission_delay(bits, shannon_rate(p_dl_w, 1.0 / inv_gain_sum, n0_w_hz, bandwidth_hz))
+    s = np.asarray(inv_gain_sum, dtype=float)
+    empty = s == 0.0
+    t = transmission_delay(bits, shannon_rate(p_dl_w, 1.0 / np.where(empty, 1.0, s), n0_w_hz, bandwidth_hz))
+    return np.where(empty, 0.0, t)
 
 
 def dl_powers(dl_mask: np.ndarray, inv_g_dl: np.ndarray, p_dl_w) -> np.ndarray:
     """Lemma 1 powers p_k = P_dl · (1/g_k) / Σ_{j∈D} 1/g_j (delay-equalising), 0 off D."""
     w = np.where(dl_mask, inv_g_dl, 0.0)
     s = w.sum(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.asarray(p_dl_w)[..., None] * w / s
-    return np.where(dl_mask, p, 0.0)
+    return np.asarray(p_dl_w)[..., None] * w / np.where(s > 0.0, s, 1.0)
 
 
 def solve(
@@ -74,14 +74,26 @@ def solve(
     sorted by g_ul descending, as in SAA); it skips the per-row sort.
     """
     rejected = np.asarray(rejected, dtype=bool)
-    p_ul = np.asarray(p_ul_w, dtype=float)[..., None]
+    lead, k = rejected.shape[:-1], rejected.shape[-1]
+    if rejected.ndim != 2:  # work on [N, K]; reshape back at the end
+        sol = solve(
+            rejected.reshape(-1, k), _rows(g_ul, lead, k), _rows(g_dl, lead, k),
+            p_ul_w=_flat(p_ul_w, lead), p_dl_w=_flat(p_dl_w, lead), n0_ul_w_hz=n0_ul_w_hz,
+            n0_dl_w_hz=n0_dl_w_hz, bandwidth_hz=bandwidth_hz, bits=bits, policy=policy,
+            coins=None if coins is None else _rows(coins, lead, k), presorted=presorted,
+        )
+        return ReactiveSolution(
+            sol.modes.reshape(lead + (k,)), sol.dl_power.reshape(lead + (k,)),
+            sol.ul_delay.reshape(lead + (k,)), sol.t_com.reshape(lead),
+        )
+    p_ul = np.asarray(p_ul_w, dtype=float)
+    p_ul = p_ul[:, None] if p_ul.ndim else p_ul
     p_dl = np.asarray(p_dl_w, dtype=float)
     m = np.count_nonzero(rejected, axis=-1)
     b = bandwidth_hz / np.maximum(m, 1)  # OFDMA equal split among the rejected devices
-    b_col = b[..., None]
-    tau_ul = ul_delay(g_ul, p_ul, n0_ul_w_hz, b_col, bits)
-    tau_ul = np.broadcast_to(tau_ul, rejected.shape)
-    inv_g = np.broadcast_to(1.0 / np.asarray(g_dl, dtype=float), rejected.shape)
+    b_col = b[:, None]
+    tau_ul = ul_delay(g_ul, p_ul, n0_ul_w_hz, b_col, bits)  # [N, K]
+    inv_g = 1.0 / np.asarray(g_dl, dtype=float)  # [N, K] or [K]
 
     if policy == "optimal":
         ul_mask, t_com = _optimal_split(rejected, tau_ul, inv_g, p_dl, n0_dl_w_hz, b, bits, presorted)
@@ -113,6 +125,19 @@ def solve(
     )
 
 
+def _rows(x, lead, k):
+    """Reshape an array broadcastable to lead + (K,) into [N, K] (or keep a shared [K] row)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim <= 1:
+        return x
+    return np.broadcast_to(x, lead + (k,)).reshape(-1, k)
+
+
+def _flat(x, lead):
+    x = np.asarray(x, dtype=float)
+    return x if x.ndim == 0 else np.broadcast_to(x, lead).reshape(-1)
+
+
 def _optimal_split(rejected, tau_ul, inv_g, p_dl, n0, b, bits, presorted):
     """Proposition 1: scan the prefixes (in ascending UL-delay order) of the rejected set.
 
@@ -120,30 +145,31 @@ def _optimal_split(rejected, tau_ul, inv_g, p_dl, n0, b, bits, presorted):
     positions ≤ j go UL, the rest DL": cost max(τ^ul_j, τ^dl(suffix after j)). The extra
     candidate "nobody UL" costs τ^dl(all rejected). Returns (UL mask, T_com).
     """
+    n, k = rejected.shape
     if presorted:
-        rej_s, tau_s, inv_s, order = rejected, tau_ul, inv_g, None
+        rej_s, tau_s, order = rejected, tau_ul, None
+        w = np.where(rej_s, inv_g, 0.0)
     else:
         key = np.where(rejected, tau_ul, np.inf)
         order = np.argsort(key, axis=-1, kind="stable")
-        rej_s = np.take_along_axis(rejected, order, axis=-1)
-        tau_s = np.take_along_axis(tau_ul, order, axis=-1)
-        inv_s = np.take_along_axis(inv_g, order, axis=-1)
-    w = np.where(rej_s, inv_s, 0.0)
+        rows = np.arange(n)[:, None]
+        rej_s = rejected[rows, order]
+        tau_s = tau_ul[rows, order]
+        w = np.where(rej_s, np.broadcast_to(inv_g, (n, k))[rows, order], 0.0)
     # suffix sums by reverse cumsum (no cancellation, unlike total − prefix)
     suffix_incl = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
     suffix_excl = np.concatenate([suffix_incl[..., 1:], np.zeros_like(w[..., :1])], axis=-1)
-    p_col = p_dl[..., None] if np.ndim(p_dl) else p_dl
-    tau_dl = dl_delay(suffix_excl, p_col, n0, b[..., None], bits)
+    p_col = p_dl[:, None] if p_dl.ndim else p_dl
+    tau_dl = dl_delay(suffix_excl, p_col, n0, b[:, None], bits)
     cost = np.where(rej_s, np.maximum(tau_s, tau_dl), np.inf)
-    cost_none = dl_delay(suffix_incl[..., 0], p_dl, n0, b, bits)
+    cost_none = dl_delay(suffix_incl[:, 0], p_dl, n0, b, bits)
     j = np.argmin(cost, axis=-1)
-    best = np.take_along_axis(cost, j[..., None], axis=-1)[..., 0]
+    best = cost[np.arange(n), j]
     use_ul = best < cost_none
     t_com = np.where(use_ul, best, cost_none)
-    pos = np.arange(rejected.shape[-1])
-    ul_s = rej_s & (pos <= np.where(use_ul, j, -1)[..., None])
+    ul_s = rej_s & (np.arange(k) <= np.where(use_ul, j, -1)[:, None])
     if order is None:
         return ul_s, t_com
     ul_mask = np.empty_like(ul_s)
-    np.put_along_axis(ul_mask, order, ul_s, axis=-1)
+    ul_mask[np.arange(n)[:, None], order] = ul_s
     return ul_mask, t_com
