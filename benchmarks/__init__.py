@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures (run with ``python -m benchmarks.<name>``)."""

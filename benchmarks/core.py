@@ -1,0 +1,84 @@
+"""Core benchmarks (issue: msenv core). Prints figures; run ``python -m benchmarks.core``.
+
+1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1, same run;
+2. batched round kernel (``evaluate_round``), device-rounds per second on one core;
+3. reactive solve of 1000 outcomes × 20 devices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import msenv  # noqa: E402,F401
+from msenv import SystemConfig  # noqa: E402
+from msenv.acceptance import sample_first_rejection  # noqa: E402
+from msenv.goodput import communication_time, evaluate_round  # noqa: E402
+
+from ._timing import best_of, row  # noqa: E402
+
+
+def env_steps(env_id: str, n: int, action_fn) -> float:
+    env = gym.make(env_id)
+    env.reset(seed=0)
+    actions = [action_fn(env, i) for i in range(n)]
+
+    def run():
+        for a in actions:
+            _, _, term, trunc, _ = env.step(a)
+            if term or trunc:
+                env.reset()
+
+    return best_of(run, repeat=3) / n
+
+
+def random_batch(n: int, k: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    alpha = rng.choice([0.85, 0.82, 0.68, 0.72], (n, k))
+    beta = 1e-3 * rng.uniform(100, 500, (n, k)) ** -3.5
+    g_ul = beta * rng.exponential(size=(n, k))
+    g_dl = beta * rng.exponential(size=(n, k))
+    t_draft = 0.0152 * rng.uniform(1, 1.15, (n, k))
+    gamma = rng.integers(0, 8, (n, k))
+    f = sample_first_rejection(rng, alpha, 21)
+    return gamma, f, t_draft, g_ul, g_dl
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--steps", type=int, default=20_000)
+    ap.add_argument("--batch", type=int, default=50_000)
+    args = ap.parse_args(argv)
+    cfg = SystemConfig()
+    out = {}
+    print("== msenv core benchmarks ==")
+    t_ms = env_steps("msenv/MultiSpin-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
+    t_cp = env_steps("CartPole-v1", args.steps, lambda env, i: i % 2)
+    out.update(step_us=t_ms * 1e6, cartpole_us=t_cp * 1e6, step_ratio=t_ms / t_cp)
+    row("env step, msenv/MultiSpin-v0 (K=20), gymnasium.make", f"{t_ms * 1e6:.1f} us")
+    row("env step, CartPole-v1, gymnasium.make", f"{t_cp * 1e6:.1f} us")
+    row("ratio msenv / CartPole", f"{t_ms / t_cp:.1f} x", "(target <= 3x)")
+
+    gamma, f, t_draft, g_ul, g_dl = random_batch(args.batch, 20)
+    t = best_of(lambda: evaluate_round(gamma, f, t_draft, g_ul, g_dl, cfg), repeat=5)
+    rate = args.batch * 20 / t
+    out["kernel_device_rounds_per_s"] = rate
+    row(f"round kernel, {args.batch} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s", "(target >= 3 M)")
+
+    gamma, f, _, g_ul, g_dl = random_batch(1000, 20, seed=1)
+    rej = f <= gamma
+    t = best_of(lambda: communication_time(rej, g_ul, g_dl, cfg), repeat=20)
+    out["reactive_1000x20_ms"] = t * 1e3
+    row("reactive solve, 1000 outcomes x 20 devices (own gains)", f"{t * 1e3:.2f} ms")
+    t = best_of(lambda: communication_time(rej, g_ul[0], g_dl[0], cfg), repeat=20)
+    row("reactive solve, 1000 outcomes x 20 devices (shared gains)", f"{t * 1e3:.2f} ms")
+    return out
+
+
+if __name__ == "__main__":
+    main()
