@@ -36,9 +36,14 @@ def sample_fading(rng: np.random.Generator, size: tuple[int, ...], cfg: SystemCo
     return h, h
 
 
+def rate_from_snr(bandwidth_hz, snr) -> np.ndarray:
+    """r = b·log2(1 + snr) bits/s; log1p keeps tiny SNRs exact."""
+    return bandwidth_hz * np.log1p(snr) / _LN2
+
+
 def shannon_rate(power_w, gain, n0_w_hz: float, bandwidth_hz) -> np.ndarray:
-    """r = b·log2(1 + p·g / (N0·b)) bits/s (SPEC §4); log1p keeps tiny SNRs exact."""
-    return bandwidth_hz * np.log1p(power_w * gain / (n0_w_hz * bandwidth_hz)) / _LN2
+    """r = b·log2(1 + p·g / (N0·b)) bits/s (SPEC §4)."""
+    return rate_from_snr(bandwidth_hz, power_w * gain / (n0_w_hz * bandwidth_hz))
 
 
 def transmission_delay(bits: float, rate) -> np.ndarray:

@@ -43,6 +43,7 @@ def communication_time(
     coins=None,
     presorted: bool = False,
     policy: str | None = None,
+    full: bool = True,
 ) -> reactive.ReactiveSolution:
     """Reactive solution for outcomes ``rejected`` under ``policy`` (default ``cfg.mode_policy``)."""
     return reactive.solve(
@@ -58,6 +59,7 @@ def communication_time(
         policy=cfg.mode_policy if policy is None else policy,
         coins=coins,
         presorted=presorted,
+        full=full,
     )
 
 
@@ -98,6 +100,29 @@ def evaluate_round(
     )
 
 
+def saa_objective(
+    objective: str,
+    gammas: np.ndarray,
+    t_cmp: np.ndarray,
+    t_com: np.ndarray,
+    alpha: np.ndarray,
+    first_rejection: np.ndarray | None = None,
+) -> np.ndarray:
+    """Expected goodput of candidates ``gammas`` [C, K] from per-sample T_com [C, S] (SPEC §6).
+
+    ``"ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com), E[N_k] in closed form;
+    ``"mean_of_ratios"``: mean_s Σ_k N_k,s / (T_cmp + T_com,s) — the expected reward; needs the
+    samples ``first_rejection`` [S, K].
+    """
+    if objective == "ratio":
+        tokens = acceptance.expected_tokens(alpha, gammas).sum(axis=-1)
+        return tokens / (t_cmp + t_com.mean(axis=-1))
+    if objective == "mean_of_ratios":
+        tokens = (acceptance.accepted_tokens(first_rejection[None], gammas[:, None]) + 1).sum(axis=-1)
+        return (tokens / (t_cmp[:, None] + t_com)).mean(axis=-1)
+    raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
+
+
 def expected_goodput(
     gammas: np.ndarray,
     first_rejection: np.ndarray,
@@ -116,22 +141,15 @@ def expected_goodput(
     """SAA estimate of the expected goodput of each candidate (SPEC §6), plain batched form.
 
     ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
-    numbers). ``objective="ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com);
-    ``"mean_of_ratios"``: mean_s Σ_k N_k / T (the expected reward). Returns [C].
-    :class:`msenv.saa.SAAEstimator` computes the same numbers incrementally.
+    numbers). Returns [C]. :class:`msenv.saa.SAAEstimator` computes the same numbers
+    incrementally (re-solving only the samples whose rejected set changes).
     """
-    objective = cfg.saa_objective if objective is None else objective
     gammas = np.atleast_2d(np.asarray(gammas))
     rej = acceptance.rejected(first_rejection[None], gammas[:, None])  # [C, S, K]
     sol = communication_time(
         rej, g_ul, g_dl, cfg, p_ul_w=p_ul_w, p_dl_w=p_dl_w,
-        coins=None if coins is None else coins[None], policy=policy,
+        coins=None if coins is None else coins[None], policy=policy, full=False,
     )
     t_cmp = latency.compute_latency(gammas, t_draft, cfg)  # [C]
-    if objective == "ratio":
-        tokens = acceptance.expected_tokens(alpha, gammas).sum(axis=-1)
-        return tokens / (t_cmp + sol.t_com.mean(axis=-1))
-    if objective == "mean_of_ratios":
-        tokens = (acceptance.accepted_tokens(first_rejection[None], gammas[:, None]) + 1).sum(axis=-1)
-        return (tokens / (t_cmp[:, None] + sol.t_com)).mean(axis=-1)
-    raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
+    objective = cfg.saa_objective if objective is None else objective
+    return saa_objective(objective, gammas, t_cmp, sol.t_com, alpha, first_rejection)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .channel import shannon_rate, transmission_delay, ul_delay
+from .channel import rate_from_snr, shannon_rate, transmission_delay, ul_delay
 
 MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
 
@@ -26,10 +26,11 @@ MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
 class ReactiveSolution:
     """Reactive decisions for a batch of outcomes (arrays share the leading axes)."""
 
-    modes: np.ndarray  #: int8 [..., K]: 0 none (accepted), 1 UL, 2 DL
-    dl_power: np.ndarray  #: W [..., K]; 0 off DL
-    ul_delay: np.ndarray  #: s [..., K]; τ_k^ul at full power for rejected devices, 0 otherwise
+    modes: np.ndarray | None  #: int8 [..., K]: 0 none (accepted), 1 UL, 2 DL
+    dl_power: np.ndarray | None  #: W [..., K]; 0 off DL
+    ul_delay: np.ndarray | None  #: s [..., K]; τ_k^ul at full power for rejected devices, 0 otherwise
     t_com: np.ndarray  #: s [...]; correction-exchange time T_com
+    # modes, dl_power and ul_delay are None when solve(..., full=False) (T_com only, for SAA)
 
 
 def dl_delay(inv_gain_sum, p_dl_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:
@@ -64,14 +65,16 @@ def solve(
     policy: str = "optimal",
     coins: np.ndarray | None = None,
     presorted: bool = False,
+    full: bool = True,
 ) -> ReactiveSolution:
     """Modes, powers and T_com for outcomes ``rejected`` (bool [..., K]).
 
     ``g_ul``, ``g_dl`` broadcast against ``rejected``; ``p_ul_w``, ``p_dl_w`` are scalars or
     arrays over the leading axes. ``coins`` (uniforms, shape of ``rejected``) drive
     ``policy="random"``. ``presorted=True`` promises that the devices (last axis) are already
-    in ascending order of UL delay in every row (true when gains are shared across rows and
-    sorted by g_ul descending, as in SAA); it skips the per-row sort.
+    in ascending order of UL delay, i.e. descending g_ul, in every row (true when gains are
+    shared across rows and sorted, as in SAA); it skips the per-row sort. ``full=False``
+    computes T_com only (modes, powers and delays are None).
     """
     rejected = np.asarray(rejected, dtype=bool)
     lead, k = rejected.shape[:-1], rejected.shape[-1]
@@ -80,24 +83,32 @@ def solve(
             rejected.reshape(-1, k), _rows(g_ul, lead, k), _rows(g_dl, lead, k),
             p_ul_w=_flat(p_ul_w, lead), p_dl_w=_flat(p_dl_w, lead), n0_ul_w_hz=n0_ul_w_hz,
             n0_dl_w_hz=n0_dl_w_hz, bandwidth_hz=bandwidth_hz, bits=bits, policy=policy,
-            coins=None if coins is None else _rows(coins, lead, k), presorted=presorted,
+            coins=None if coins is None else _rows(coins, lead, k), presorted=presorted, full=full,
         )
+        if not full:
+            return ReactiveSolution(None, None, None, sol.t_com.reshape(lead))
         return ReactiveSolution(
             sol.modes.reshape(lead + (k,)), sol.dl_power.reshape(lead + (k,)),
             sol.ul_delay.reshape(lead + (k,)), sol.t_com.reshape(lead),
         )
+    n = len(rejected)
     p_ul = np.asarray(p_ul_w, dtype=float)
     p_ul = p_ul[:, None] if p_ul.ndim else p_ul
     p_dl = np.asarray(p_dl_w, dtype=float)
     m = np.count_nonzero(rejected, axis=-1)
     b = bandwidth_hz / np.maximum(m, 1)  # OFDMA equal split among the rejected devices
-    b_col = b[:, None]
-    tau_ul = ul_delay(g_ul, p_ul, n0_ul_w_hz, b_col, bits)  # [N, K]
+    g_ul = np.asarray(g_ul, dtype=float)
     inv_g = 1.0 / np.asarray(g_dl, dtype=float)  # [N, K] or [K]
+    # UL SNR at full power; τ^ul = L / (b·log2(1 + snr)) is decreasing in it
+    snr_ul = np.broadcast_to(p_ul * g_ul, (n, k)) * (1.0 / (n0_ul_w_hz * b))[:, None]
+
+    def tau_ul_of(snr):
+        return transmission_delay(bits, rate_from_snr(b, snr))
 
     if policy == "optimal":
-        ul_mask, t_com = _optimal_split(rejected, tau_ul, inv_g, p_dl, n0_dl_w_hz, b, bits, presorted)
-        dl_mask = rejected & ~ul_mask
+        ul_mask, t_com = _optimal_split(rejected, g_ul, snr_ul, inv_g, p_dl, n0_dl_w_hz, b, bits, tau_ul_of, presorted, full)
+        if not full:
+            return ReactiveSolution(None, None, None, t_com)
     else:
         if policy == "all_ul":
             ul_mask = rejected
@@ -111,16 +122,19 @@ def solve(
             raise ValueError(
                 f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'"
             )
-        dl_mask = rejected & ~ul_mask
-        t_ul = np.max(np.where(ul_mask, tau_ul, 0.0), axis=-1)
-        s = np.sum(np.where(dl_mask, inv_g, 0.0), axis=-1)
+        weakest = np.min(np.where(ul_mask, snr_ul, np.inf), axis=-1)  # slowest UL device
+        t_ul = np.where(np.isinf(weakest), 0.0, tau_ul_of(np.where(np.isinf(weakest), 1.0, weakest)))
+        s = np.sum(np.where(rejected & ~ul_mask, inv_g, 0.0), axis=-1)
         t_com = np.maximum(t_ul, dl_delay(s, p_dl, n0_dl_w_hz, b, bits))
+        if not full:
+            return ReactiveSolution(None, None, None, t_com)
 
+    dl_mask = rejected & ~ul_mask
     modes = np.where(ul_mask, MODE_UL, np.where(dl_mask, MODE_DL, MODE_NONE)).astype(np.int8)
     return ReactiveSolution(
         modes=modes,
         dl_power=dl_powers(dl_mask, inv_g, p_dl),
-        ul_delay=np.where(rejected, tau_ul, 0.0),
+        ul_delay=np.where(rejected, ul_delay(g_ul, p_ul, n0_ul_w_hz, b[:, None], bits), 0.0),
         t_com=t_com,
     )
 
@@ -138,38 +152,47 @@ def _flat(x, lead):
     return x if x.ndim == 0 else np.broadcast_to(x, lead).reshape(-1)
 
 
-def _optimal_split(rejected, tau_ul, inv_g, p_dl, n0, b, bits, presorted):
-    """Proposition 1: scan the prefixes (in ascending UL-delay order) of the rejected set.
+def _optimal_split(rejected, g_ul, snr_ul, inv_g, p_dl, n0, b, bits, tau_ul_of, presorted, need_mask):
+    """Proposition 1: the best prefix split of the rejected devices in ascending UL delay.
 
-    Position j of the sorted devices, if rejected, stands for the split "rejected devices at
-    positions ≤ j go UL, the rest DL": cost max(τ^ul_j, τ^dl(suffix after j)). The extra
-    candidate "nobody UL" costs τ^dl(all rejected). Returns (UL mask, T_com).
+    Along the sorted rejected devices, τ^ul(n) rises and τ^dl(n) falls, so the optimum sits at
+    their crossing. The crossing test τ^ul_j ≥ τ^dl(suffix after j) is, by monotonicity of
+    L/(b·log2(1+x)), the log-free SNR test snr^ul_j ≤ P_dl / (N0·b·S_after_j). With j* the first
+    rejected position passing it, T_com* = min(τ^ul_{j*}, τ^dl(S from j* on)): devices before
+    j* go UL, j* itself goes UL if that is the smaller term. Only two delays per row are
+    evaluated (an O(M) scan with suffix sums after the sort, no per-candidate logarithm).
+    Returns (UL mask or None, T_com).
     """
     n, k = rejected.shape
+    rows = np.arange(n)
     if presorted:
-        rej_s, tau_s, order = rejected, tau_ul, None
+        rej_s, snr_s, order = rejected, snr_ul, None
         w = np.where(rej_s, inv_g, 0.0)
     else:
-        key = np.where(rejected, tau_ul, np.inf)
+        key = np.where(rejected, -np.broadcast_to(g_ul, (n, k)), np.inf)  # ascending τ^ul
         order = np.argsort(key, axis=-1, kind="stable")
-        rows = np.arange(n)[:, None]
-        rej_s = rejected[rows, order]
-        tau_s = tau_ul[rows, order]
-        w = np.where(rej_s, np.broadcast_to(inv_g, (n, k))[rows, order], 0.0)
+        r = rows[:, None]
+        rej_s = rejected[r, order]
+        snr_s = snr_ul[r, order]
+        w = np.where(rej_s, np.broadcast_to(inv_g, (n, k))[r, order], 0.0)
     # suffix sums by reverse cumsum (no cancellation, unlike total − prefix)
-    suffix_incl = np.cumsum(w[..., ::-1], axis=-1)[..., ::-1]
-    suffix_excl = np.concatenate([suffix_incl[..., 1:], np.zeros_like(w[..., :1])], axis=-1)
+    suffix_incl = np.cumsum(w[:, ::-1], axis=-1)[:, ::-1]
+    suffix_excl = np.zeros_like(suffix_incl)
+    suffix_excl[:, :-1] = suffix_incl[:, 1:]
     p_col = p_dl[:, None] if p_dl.ndim else p_dl
-    tau_dl = dl_delay(suffix_excl, p_col, n0, b[:, None], bits)
-    cost = np.where(rej_s, np.maximum(tau_s, tau_dl), np.inf)
-    cost_none = dl_delay(suffix_incl[:, 0], p_dl, n0, b, bits)
-    j = np.argmin(cost, axis=-1)
-    best = cost[np.arange(n), j]
-    use_ul = best < cost_none
-    t_com = np.where(use_ul, best, cost_none)
-    ul_s = rej_s & (np.arange(k) <= np.where(use_ul, j, -1)[:, None])
+    cross = rej_s & (snr_s * (n0 * b)[:, None] * suffix_excl <= p_col)
+    j = np.argmax(cross, axis=-1)  # first crossing (exists whenever M ≥ 1: the last rejected)
+    any_rej = cross[rows, j]
+    t_ul = tau_ul_of(np.where(any_rej, snr_s[rows, j], 1.0))
+    t_dl = dl_delay(suffix_incl[rows, j], p_dl, n0, b, bits)
+    j_ul = t_ul <= t_dl
+    t_com = np.where(any_rej, np.where(j_ul, t_ul, t_dl), 0.0)
+    if not need_mask:
+        return None, t_com
+    pos = np.arange(k)
+    ul_s = rej_s & ((pos < j[:, None]) | ((pos == j[:, None]) & j_ul[:, None]))
     if order is None:
         return ul_s, t_com
     ul_mask = np.empty_like(ul_s)
-    ul_mask[np.arange(n)[:, None], order] = ul_s
+    ul_mask[rows[:, None], order] = ul_s
     return ul_mask, t_com

@@ -1,0 +1,35 @@
+"""Draft-length controllers (paper baselines and ours) behind one interface, and the
+paired evaluation harness (``python -m baselines.evaluate``)."""
+
+from .base import ContextPredictor, Controller, check_output
+from .greedy import ComputationOnly, ExactSAA, GreedySAA, LocalSearch, greedy_search, local_search
+from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
+
+#: name → factory, for the CLI and experiments
+REGISTRY = {
+    "greedy-saa": GreedySAA,
+    "optimal-uniform": OptimalUniform,
+    "computation-only": ComputationOnly,
+    "local-search": LocalSearch,
+    "exact-saa": ExactSAA,
+    "random": RandomLengths,
+}
+
+
+def make_controller(name: str, **kwargs) -> Controller:
+    """Controller by name: a REGISTRY key or ``fixed-<γ>``."""
+    if name.startswith("fixed-"):
+        try:
+            return Fixed(int(name.split("-", 1)[1]))
+        except ValueError:
+            pass
+    if name not in REGISTRY:
+        raise ValueError(f"controller {name!r} is not known; allowed: {', '.join(REGISTRY)}, fixed-<gamma>")
+    return REGISTRY[name](**kwargs)
+
+
+__all__ = [
+    "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
+    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
+    "greedy_search", "local_search", "make_controller",
+]

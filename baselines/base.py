@@ -1,0 +1,66 @@
+"""One controller interface for every draft-length policy (baselines and learned agents).
+
+A controller sees the round context (SPEC §7: α, T^dft, g^ul, g^dl, budgets, config) and the
+environment's observation, and returns the integer draft-length vector. The evaluation
+harness drives every controller the same way, so comparisons are paired on identical seeds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from msenv.functional import RoundContext, validate_action
+
+
+class Controller(ABC):
+    """Base class of draft-length controllers.
+
+    Subclasses implement :meth:`act`; controllers with randomness draw it from
+    ``self.rng``, re-seeded by :meth:`reset` (the harness calls ``reset(seed)`` per episode).
+    """
+
+    name: str = "controller"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+
+    def reset(self, seed: int | None = None) -> None:
+        """Start an episode; re-seed the controller's own generator."""
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
+        """Draft lengths [K] (integers in [0, γ_max]) for the round described by ``context``."""
+
+    def __call__(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
+        return self.act(context, obs)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def check_output(controller: Controller, gamma, context: RoundContext) -> np.ndarray:
+    """Validate a controller's output; errors name the controller, the device and the range."""
+    try:
+        return validate_action(gamma, context.config)
+    except ValueError as e:
+        raise ValueError(f"controller {controller.name!r} returned a bad draft-length vector: {e}") from None
+
+
+class ContextPredictor:
+    """Adapter: run a :class:`Controller` wherever an SB3-style ``predict(obs)`` is expected.
+
+    The controller needs the round context, which it reads from ``env.unwrapped.context``
+    (single env) at each call.
+    """
+
+    def __init__(self, controller: Controller, env) -> None:
+        self.controller = controller
+        self.env = env
+
+    def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
+        ctx = self.env.unwrapped.context
+        gamma = check_output(self.controller, self.controller.act(ctx, observation), ctx)
+        return gamma, state

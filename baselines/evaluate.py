@@ -1,0 +1,314 @@
+"""Paired evaluation harness: every controller on the same env config and the same seeds.
+
+Episode ``i`` of every entry uses seed ``seed + i`` for both the environment and the
+controller, so geometry, tasks, fading and verification outcomes are identical across
+controllers (the outcome draws do not depend on the actions). Metrics per episode:
+
+- ``goodput``: mean per-round goodput (the reward before scaling), tokens/s;
+- ``throughput``: long-run Σ tokens / Σ time, tokens/s;
+- ``mean_gamma``: mean draft length; ``share_accepted`` / ``share_ul`` / ``share_dl``: fraction of
+  device-rounds all-accepted / corrected via UL / via DL; ``t_com_ms``: mean T_com;
+- ``decision_ms``: controller wall time per round.
+
+Summaries give mean and 95% confidence half-width (Student t) over episodes, plus the
+throughput relative to the first entry, paired per episode.
+
+CLI: ``python -m baselines.evaluate --controllers greedy-saa optimal-uniform fixed-4 --episodes 5``.
+An entry ``name@policy`` runs the environment (and the controller's SAA) under the reactive
+policy ``policy`` (``optimal``, ``all_ul``, ``all_dl``, ``random``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from msenv import SystemConfig, resolve_config
+from msenv.config import MODE_POLICIES
+from msenv.env import MultiSpinEnv
+from msenv.reactive import MODE_DL, MODE_NONE, MODE_UL
+
+from .base import Controller, check_output
+
+METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "decision_ms")
+
+
+@dataclass
+class Entry:
+    """One row of a comparison: a controller factory and the reactive policy it runs under."""
+
+    label: str
+    factory: Callable[[], Controller]
+    policy: str | None = None  # None → the config's
+
+
+@dataclass
+class EpisodeStats:
+    label: str
+    episode: int
+    seed: int
+    goodput: float
+    throughput: float
+    mean_gamma: float
+    share_accepted: float
+    share_ul: float
+    share_dl: float
+    t_com_ms: float
+    decision_ms: float
+
+
+def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+    """Play one episode of ``config.episode_length`` rounds; return its statistics."""
+    env = MultiSpinEnv(config)
+    obs, _ = env.reset(seed=seed)
+    controller.reset(seed)
+    good, gam, t_com, dec = [], [], [], []
+    modes_count = np.zeros(3)
+    tokens = time_ = 0.0
+    done = False
+    while not done:
+        ctx = env.context
+        t0 = time.perf_counter()
+        gamma = controller.act(ctx, obs)
+        dec.append(time.perf_counter() - t0)
+        gamma = check_output(controller, gamma, ctx)
+        obs, _, term, trunc, info = env.step(gamma)
+        done = term or trunc
+        good.append(info["goodput"])
+        gam.append(gamma.mean())
+        t_com.append(info["t_com"])
+        modes_count += np.bincount(info["modes"], minlength=3)[:3]
+        tokens += info["tokens"].sum()
+        time_ += info["latency"]
+    shares = modes_count / modes_count.sum()
+    return EpisodeStats(
+        label=label or controller.name, episode=episode, seed=seed,
+        goodput=float(np.mean(good)), throughput=tokens / time_, mean_gamma=float(np.mean(gam)),
+        share_accepted=float(shares[MODE_NONE]), share_ul=float(shares[MODE_UL]), share_dl=float(shares[MODE_DL]),
+        t_com_ms=1e3 * float(np.mean(t_com)), decision_ms=1e3 * float(np.mean(dec)),
+    )
+
+
+def _job(args) -> EpisodeStats:
+    entry, config, seed, episode = args
+    cfg = config if entry.policy is None else config.replace(mode_policy=entry.policy)
+    return run_episode(entry.factory(), cfg, seed, entry.label, episode)
+
+
+def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool = False, desc: str = "") -> list:
+    """``[fn(x) for x in items]``, over ``workers`` spawned processes, with a progress bar."""
+    bar = _progress(len(items), desc) if progress else None
+    out = []
+    if workers <= 1:
+        for x in items:
+            out.append(fn(x))
+            if bar:
+                bar.update(1)
+    else:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
+            for r in ex.map(fn, items, chunksize=max(1, len(items) // (8 * workers))):
+                out.append(r)
+                if bar:
+                    bar.update(1)
+    if bar:
+        bar.close()
+    return out
+
+
+def _progress(total: int, desc: str):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover - tqdm is in the train extra
+        return None
+    return tqdm(total=total, desc=desc, leave=False)
+
+
+def evaluate(
+    entries: Sequence[Entry], config: SystemConfig, episodes: int, seed: int = 0,
+    workers: int = 1, progress: bool = False,
+) -> list[EpisodeStats]:
+    """Run every entry on episodes with seeds ``seed .. seed + episodes − 1``."""
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes} is invalid; allowed: an integer ≥ 1")
+    jobs = [(e, config, seed + i, i) for e in entries for i in range(episodes)]
+    return parallel_map(_job, jobs, workers, progress, desc="evaluate")
+
+
+def ci95(x: np.ndarray) -> float:
+    """Half-width of the 95% Student-t confidence interval of the mean (0 for one sample)."""
+    x = np.asarray(x, dtype=float)
+    if len(x) < 2:
+        return 0.0
+    return float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
+
+
+def summarize(results: Sequence[EpisodeStats]) -> list[dict[str, Any]]:
+    """Per entry: mean and CI of every metric, and throughput relative to the first entry."""
+    labels = list(dict.fromkeys(r.label for r in results))
+    by = {lab: sorted((r for r in results if r.label == lab), key=lambda r: r.episode) for lab in labels}
+    ref = np.array([r.throughput for r in by[labels[0]]])
+    rows = []
+    for lab in labels:
+        rs = by[lab]
+        row: dict[str, Any] = {"controller": lab, "episodes": len(rs)}
+        for m in METRICS:
+            v = np.array([getattr(r, m) for r in rs])
+            row[m] = float(v.mean())
+            row[f"{m}_ci95"] = ci95(v)
+        rel = np.array([r.throughput for r in rs]) / ref[: len(rs)]
+        row["rel_throughput"] = float(rel.mean())
+        row["rel_throughput_ci95"] = ci95(rel)
+        rows.append(row)
+    return rows
+
+
+HEADERS = ("controller", "goodput", "throughput", "rel. thr.", "mean γ", "acc/UL/DL %", "T_com ms", "decide ms")
+
+
+def _cells(r: dict[str, Any]) -> list[str]:
+    return [
+        r["controller"],
+        f"{r['goodput']:.1f} ± {r['goodput_ci95']:.1f}",
+        f"{r['throughput']:.1f} ± {r['throughput_ci95']:.1f}",
+        f"{r['rel_throughput']:.4f}",
+        f"{r['mean_gamma']:.2f}",
+        f"{100 * r['share_accepted']:.0f}/{100 * r['share_ul']:.0f}/{100 * r['share_dl']:.0f}",
+        f"{r['t_com_ms']:.2f}",
+        f"{r['decision_ms']:.3f}",
+    ]
+
+
+def format_table(rows: Sequence[dict[str, Any]], title: str = "") -> str:
+    """Plain-text table of :func:`summarize` rows."""
+    body = [_cells(r) for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(HEADERS)]
+    lines = [title] if title else []
+    lines.append("  ".join(h.ljust(w) for h, w in zip(HEADERS, widths)))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def print_table(rows: Sequence[dict[str, Any]], title: str = "") -> None:
+    """Print the table with rich (plain text when rich is not installed)."""
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is in the train extra
+        print(format_table(rows, title))
+        return
+    table = Table(title=title or None)
+    for h in HEADERS:
+        table.add_column(h, justify="left" if h == "controller" else "right")
+    for r in rows:
+        table.add_row(*_cells(r))
+    Console(width=140).print(table)
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_json(obj: Any, path: str | os.PathLike) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, default=_jsonable))
+
+
+def _jsonable(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+def parse_entry(spec: str) -> Entry:
+    """``name`` or ``name@policy`` → Entry (controller names: see ``baselines.REGISTRY``)."""
+    from . import make_controller
+
+    name, _, policy = spec.partition("@")
+    if policy and policy not in MODE_POLICIES:
+        raise ValueError(f"entry {spec!r}: policy {policy!r} is not allowed; allowed: {', '.join(MODE_POLICIES)}")
+    make_controller(name)  # validate now, not in a worker
+    return Entry(spec, _Factory(name), policy or None)
+
+
+@dataclass
+class _Factory:
+    """Picklable controller factory (for spawned workers)."""
+
+    name: str
+
+    def __call__(self) -> Controller:
+        from . import make_controller
+
+        return make_controller(self.name)
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``field=value`` strings → dict (values parsed as JSON when possible)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep:
+            raise ValueError(f"override {item!r} is invalid; expected field=value")
+        try:
+            out[key] = json.loads(val)
+        except json.JSONDecodeError:
+            out[key] = val
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    ap = argparse.ArgumentParser(prog="python -m baselines.evaluate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--controllers", nargs="+", default=["greedy-saa", "optimal-uniform", "computation-only", "local-search", "fixed-4"],
+                    help="entries: a controller name (greedy-saa, optimal-uniform, computation-only, local-search, "
+                         "exact-saa, random, fixed-<γ>), optionally @policy")
+    ap.add_argument("--preset", default="qwen2.5", help="qwen2.5 | deepseek-r1")
+    ap.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="config overrides, e.g. p_dl_dbm=20")
+    ap.add_argument("--episodes", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per episode (default: config episode_length)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--out", default="results/evaluate.csv", help="CSV path (a .json beside it holds the raw episodes)")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    try:
+        overrides = parse_overrides(args.set)
+        if args.rounds is not None:
+            overrides["episode_length"] = args.rounds
+        cfg = resolve_config(args.preset, **overrides)
+        entries = [parse_entry(s) for s in args.controllers]
+    except ValueError as e:
+        ap.error(str(e))
+    results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress)
+    rows = summarize(results)
+    print_table(rows, title=f"{args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}..")
+    write_csv(rows, args.out)
+    write_json({"config": cfg.to_dict(), "summary": rows, "episodes": [asdict(r) for r in results]},
+               Path(args.out).with_suffix(".json"))
+    print(f"wrote {args.out}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Greedy SAA draft-length control (paper §V, SPEC §7) and its relatives.
+
+- :class:`GreedySAA` — the paper's algorithm: phase 1 synchronized all-ones increments from
+  γ = 0 while the SAA goodput improves; phase 2 coordinate refinement (best single-device +1)
+  until none improves.
+- :class:`ComputationOnly` — the same greedy with T_com ≡ 0 while choosing (paper baseline).
+- :class:`LocalSearch` — **ours, beyond the paper**: best-improvement ±1 moves started from
+  the better of greedy and optimal uniform; on its SAA objective it is never worse than either.
+- :class:`ExactSAA` — **ours**: exact maximiser of the SAA objective for small K (exhaustive
+  over (γ_max+1)^K with a per-subset T_com table), to measure the greedy's optimality gap.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from msenv import latency
+from msenv.functional import RoundContext
+from msenv.goodput import communication_time, saa_objective
+from msenv.saa import SAAEstimator
+
+from .base import Controller
+from .simple import best_uniform
+
+
+def greedy_search(est: SAAEstimator, trace: list | None = None) -> tuple[np.ndarray, float]:
+    """Paper §V greedy on an estimator's samples. Returns (γ, SAA value).
+
+    ``trace`` (a list) receives ``(phase, γ, value)`` for every accepted move.
+    """
+    k, gmax = len(est.context.alpha), est.config.gamma_max
+    gamma = np.zeros(k, dtype=np.int64)
+    value = float(est.evaluate(gamma))
+    if trace is not None:
+        trace.append((0, gamma.copy(), value))
+    # phase 1: synchronized all-ones updates
+    while True:
+        cand = np.minimum(gamma + 1, gmax)
+        if np.array_equal(cand, gamma):
+            break
+        v = float(est.evaluate(cand, base=gamma))
+        if v <= value:
+            break
+        gamma, value = cand, v
+        if trace is not None:
+            trace.append((1, gamma.copy(), value))
+    # phase 2: coordinate refinement, best single-device +1
+    while True:
+        idx = np.flatnonzero(gamma < gmax)
+        if len(idx) == 0:
+            break
+        cands = np.repeat(gamma[None], len(idx), axis=0)
+        cands[np.arange(len(idx)), idx] += 1
+        vals = est.evaluate(cands, base=gamma)
+        best = int(np.argmax(vals))
+        if vals[best] <= value:
+            break
+        gamma, value = cands[best], float(vals[best])
+        if trace is not None:
+            trace.append((2, gamma.copy(), value))
+    return gamma, value
+
+
+def local_search(est: SAAEstimator, start: np.ndarray, value: float | None = None) -> tuple[np.ndarray, float]:
+    """Best-improvement ±1 coordinate moves from ``start`` until no move improves."""
+    k, gmax = len(start), est.config.gamma_max
+    gamma = np.asarray(start, dtype=np.int64).copy()
+    value = float(est.evaluate(gamma)) if value is None else value
+    moves = np.concatenate([np.eye(k, dtype=np.int64), -np.eye(k, dtype=np.int64)])
+    while True:
+        cands = gamma[None] + moves
+        ok = np.all((cands >= 0) & (cands <= gmax), axis=1)
+        cands = cands[ok]
+        vals = est.evaluate(cands, base=gamma)
+        best = int(np.argmax(vals))
+        if vals[best] <= value:
+            return gamma, value
+        gamma, value = cands[best], float(vals[best])
+
+
+class GreedySAA(Controller):
+    """Paper's proactive draft-length control (§V): two-phase greedy on the SAA goodput.
+
+    Args:
+        n_samples: N_SAA (default ``config.n_saa`` = 1000), drawn once per decision.
+        objective: ``"ratio"`` (paper) or ``"mean_of_ratios"`` (default: the config's).
+        policy: reactive policy assumed while choosing (default: the config's).
+    """
+
+    name = "greedy-saa"
+    communication = True
+
+    def __init__(self, n_samples: int | None = None, objective: str | None = None, policy: str | None = None) -> None:
+        super().__init__()
+        self.n_samples, self.objective, self.policy = n_samples, objective, policy
+        self.last_trace: list = []
+
+    def estimator(self, context: RoundContext) -> SAAEstimator:
+        return SAAEstimator(context, self.rng, self.n_samples, self.policy, self.objective, self.communication)
+
+    def act(self, context: RoundContext, obs=None) -> np.ndarray:
+        self.last_trace = []
+        return greedy_search(self.estimator(context), self.last_trace)[0]
+
+
+class ComputationOnly(GreedySAA):
+    """Paper baseline: the greedy run with T_com ≡ 0 while choosing."""
+
+    name = "computation-only"
+    communication = False
+
+
+class LocalSearch(GreedySAA):
+    """Ours: ±1 local search from the better of greedy and optimal uniform (same samples)."""
+
+    name = "local-search"
+
+    def act(self, context: RoundContext, obs=None) -> np.ndarray:
+        est = self.estimator(context)
+        g1, v1 = greedy_search(est)
+        g2, v2 = best_uniform(est)
+        start, v = (g1, v1) if v1 >= v2 else (g2, v2)
+        return local_search(est, start, v)[0]
+
+
+class ExactSAA(GreedySAA):
+    """Ours: the exact SAA maximiser by exhaustive search, for small K only.
+
+    T_com depends on a sample only through its rejected set R, so T_com(R) is tabulated for
+    all 2^K subsets once; each candidate's mean T_com is then a histogram of R over samples.
+    """
+
+    name = "exact-saa"
+    max_candidates = 2_000_000
+
+    def act(self, context: RoundContext, obs=None) -> np.ndarray:
+        return self.solve(self.estimator(context))[0]
+
+    def solve(self, est: SAAEstimator, chunk: int = 2048) -> tuple[np.ndarray, float]:
+        cfg = est.config
+        k, gmax = len(est.context.alpha), cfg.gamma_max
+        n_cand = (gmax + 1) ** k
+        if n_cand > self.max_candidates or k > 16:
+            raise ValueError(
+                f"ExactSAA needs (gamma_max+1)^K ≤ {self.max_candidates} candidates; got "
+                f"({gmax}+1)^{k} = {n_cand}: use a smaller num_devices or gamma_max"
+            )
+        f = est.samples  # [S, K]
+        subsets = np.array(list(itertools.product([False, True], repeat=k)))[:, ::-1]  # bit j ↔ device j
+        if est.communication:
+            if est.policy == "random":  # coins differ per sample: no subset table
+                raise ValueError("ExactSAA supports the deterministic reactive policies only (not 'random')")
+            table = communication_time(
+                subsets, est.context.g_ul, est.context.g_dl, cfg, p_ul_w=est.context.p_ul_w,
+                p_dl_w=est.context.p_dl_w, policy=est.policy,
+            ).t_com
+        else:
+            table = np.zeros(len(subsets))
+        weights = 1 << np.arange(k)
+        best_v, best_g = -np.inf, None
+        for start in range(0, n_cand, chunk):
+            idx = np.arange(start, min(start + chunk, n_cand))
+            gammas = (idx[:, None] // (gmax + 1) ** np.arange(k)) % (gmax + 1)  # [C, K]
+            code = ((f[None] <= gammas[:, None]) * weights).sum(-1)  # [C, S] subset index
+            t_com = table[code]
+            t_cmp = latency.compute_latency(gammas, est.context.t_draft, cfg)
+            vals = saa_objective(est.objective, gammas, t_cmp, t_com, est.context.alpha, f)
+            i = int(np.argmax(vals))
+            if vals[i] > best_v:
+                best_v, best_g = float(vals[i]), gammas[i].copy()
+        return best_g, best_v
