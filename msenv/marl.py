@@ -1,0 +1,115 @@
+"""PettingZoo multi-agent variant: every device is an agent choosing its own draft length.
+
+``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.env.MultiSpinEnv`
+(same dynamics, same seeding). Agents ``device_0 … device_{K−1}``; action ``Discrete(γ_max+1)``.
+
+Local observation of device k (float32, in [−1, 1], 10 entries):
+
+=====  ======================================================================
+index  feature
+=====  ======================================================================
+0–4    device k's own features (α, drafting-speed scale, g^ul, g^dl, β; as in
+       :mod:`msenv.functional`)
+5–6    the global features (P_ul, P_dl)
+7–9    shared: mean over all devices of α, of the squashed g^ul and of g^dl
+=====  ======================================================================
+
+Reward: ``"shared"`` (default) — every agent gets the sum goodput Σ N / T (× reward_scale);
+``"per_device"`` — agent k gets its own token rate N_k / T (× reward_scale).
+Needs the ``[marl]`` extra (pettingzoo).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from .config import SystemConfig
+from .env import MultiSpinEnv
+from .functional import DEVICE_FEATURES, GLOBAL_FEATURES
+
+LOCAL_OBS = DEVICE_FEATURES + GLOBAL_FEATURES + 3
+REWARD_MODES = ("shared", "per_device")
+
+
+class MultiSpinParallelEnv(ParallelEnv):
+    """Each device is an agent (see module docstring)."""
+
+    metadata = {"name": "msenv_multispin_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+
+    def __init__(self, config: SystemConfig | dict | str | None = None, reward: str = "shared",
+                 render_mode: str | None = None, **overrides: Any) -> None:
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARD_MODES))}")
+        self.env = MultiSpinEnv(config, render_mode=render_mode, **overrides)
+        self.config = self.env.config
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.possible_agents = [f"device_{k}" for k in range(self.config.num_devices)]
+        self.agents: list[str] = []
+
+    @functools.lru_cache(maxsize=None)
+    def observation_space(self, agent: str) -> spaces.Box:
+        return spaces.Box(-1.0, 1.0, shape=(LOCAL_OBS,), dtype=np.float32)
+
+    @functools.lru_cache(maxsize=None)
+    def action_space(self, agent: str) -> spaces.Discrete:
+        return spaces.Discrete(self.config.gamma_max + 1)
+
+    def _split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
+        k = self.config.num_devices
+        dev = obs[: DEVICE_FEATURES * k].reshape(k, DEVICE_FEATURES)
+        glob = obs[DEVICE_FEATURES * k :]
+        shared = dev[:, [0, 2, 3]].mean(axis=0)
+        local = np.concatenate([dev, np.broadcast_to(glob, (k, GLOBAL_FEATURES)), np.broadcast_to(shared, (k, 3))], axis=1)
+        local = local.astype(np.float32)
+        return {a: local[i] for i, a in enumerate(self.possible_agents)}
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        obs, _ = self.env.reset(seed=seed, options=options)
+        self.agents = list(self.possible_agents)
+        return self._split(obs), {a: {} for a in self.agents}
+
+    def step(self, actions: dict[str, Any]):
+        if not self.agents:
+            raise RuntimeError("the episode is over: call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"actions missing for agents {missing}; every live agent must act")
+        gamma = np.array([int(actions[a]) for a in self.possible_agents], dtype=np.int64)
+        obs, reward, term, trunc, info = self.env.step(gamma)
+        if self.reward_mode == "shared":
+            rewards = {a: float(reward) for a in self.agents}
+        else:
+            per = info["tokens"] / info["latency"] * self.config.reward_scale
+            rewards = {a: float(per[i]) for i, a in enumerate(self.possible_agents)}
+        obs_d = self._split(obs)
+        infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
+                     "goodput": info["goodput"], "latency": info["latency"]}
+                 for i, a in enumerate(self.possible_agents)}
+        terms = {a: bool(term) for a in self.agents}
+        truncs = {a: bool(trunc) for a in self.agents}
+        if term or trunc:
+            self.agents = []
+        return obs_d, rewards, terms, truncs, infos
+
+    def render(self):
+        return self.env.render()
+
+    def state(self) -> np.ndarray:
+        """The global observation (what the single-agent env observes)."""
+        from .functional import observe
+
+        return observe(self.env.state, self.config)[0]
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def parallel_env(**kwargs: Any) -> MultiSpinParallelEnv:
+    """PettingZoo-style constructor."""
+    return MultiSpinParallelEnv(**kwargs)

@@ -1,0 +1,89 @@
+"""Stable-Baselines3 adapter for the batched vector env (needs ``stable-baselines3``).
+
+``SB3VecEnv(MultiSpinVectorEnv(...))`` speaks SB3's VecEnv API: ``reset()`` without a seed
+(call ``seed(s)`` first), ``step_async``/``step_wait``, episodes reset in the step that ends
+them with the last observation in ``infos[i]["terminal_observation"]`` and
+``infos[i]["TimeLimit.truncated"]``, and an ``"episode"`` entry (``r``, ``l``, ``t``) like
+SB3's ``VecMonitor`` writes, so ``ep_rew_mean`` is logged without another wrapper.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from .env import INFO_KEYS
+from .vector import MultiSpinVectorEnv
+
+_SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time", "episode_throughput")
+
+
+class SB3VecEnv(VecEnv):
+    """SB3 VecEnv over a :class:`~msenv.vector.MultiSpinVectorEnv` (switched to same-step
+    autoreset)."""
+
+    def __init__(self, venv: MultiSpinVectorEnv) -> None:
+        from gymnasium.vector import AutoresetMode
+
+        venv.metadata = {**venv.metadata, "autoreset_mode": AutoresetMode.SAME_STEP}
+        self.venv = venv
+        super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
+        self._seeds: list[int | None] | None = None
+        self._actions: np.ndarray | None = None
+        self._ep_ret = np.zeros(self.num_envs)
+        self._ep_len = np.zeros(self.num_envs, dtype=np.int64)
+        self._t0 = time.time()
+
+    def reset(self) -> np.ndarray:
+        seed = self._seeds if self._seeds is not None else None
+        obs, _ = self.venv.reset(seed=seed)
+        self._seeds = None
+        self._ep_ret[:] = 0.0
+        self._ep_len[:] = 0
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return obs
+
+    def seed(self, seed: int | None = None):
+        self._seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        return self._seeds
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs, -1)
+
+    def step_wait(self):
+        obs, rew, term, trunc, info = self.venv.step(self._actions)
+        done = term | trunc
+        self._ep_ret += rew
+        self._ep_len += 1
+        infos: list[dict[str, Any]] = []
+        for i in range(self.num_envs):
+            d: dict[str, Any] = {k: float(info[k][i]) for k in _SCALAR_INFO}
+            if done[i]:
+                d["terminal_observation"] = info["final_obs"][i]
+                d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
+                d["episode"] = {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]), "t": round(time.time() - self._t0, 6)}
+                self._ep_ret[i] = 0.0
+                self._ep_len[i] = 0
+            infos.append(d)
+        return obs, rew.astype(np.float32), done, infos
+
+    def close(self) -> None:
+        self.venv.close()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        return [getattr(self.venv, attr_name) for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        setattr(self.venv, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        return [getattr(self.venv, method_name)(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]
+
+
+__all__ = ["SB3VecEnv", "INFO_KEYS"]

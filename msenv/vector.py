@@ -1,0 +1,180 @@
+"""Native batched vector environment: N Multi-SPIN envs stepped by one call of the batched
+round kernel (no per-env Python loop in the model).
+
+``MultiSpinVectorEnv`` has the meaning of N copies of :class:`msenv.env.MultiSpinEnv`:
+``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (as ``SyncVectorEnv`` does), each sub-env
+keeps its own ``numpy.random.Generator`` and draws exactly what the single env draws, so
+trajectories equal N single envs' bit for bit. The only per-env Python work is one
+``Generator.random(out=...)`` call per env per step (the price of per-env seeding).
+
+Autoreset: ``"next_step"`` (Gymnasium's default, as ``SyncVectorEnv``: the step after an
+episode ends resets that env, ignores its action, returns reward 0) or ``"same_step"`` (the env
+resets in the step that ends it; the last observation goes to ``info["final_obs"]``).
+
+Create it with ``gymnasium.make_vec("msenv/MultiSpin-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` or directly. :class:`msenv.sb3.SB3VecEnv` adapts it
+to Stable-Baselines3's VecEnv API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from . import functional as F
+from .config import SystemConfig, resolve_config
+from .env import INFO_KEYS
+
+_PER_DEVICE = ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay")
+
+
+class MultiSpinVectorEnv(VectorEnv):
+    """N Multi-SPIN environments in one batched state (see module docstring)."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        config: SystemConfig | dict | str | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r} is not supported by the vector env; allowed: None")
+        mode = AutoresetMode(autoreset_mode) if not isinstance(autoreset_mode, str) else _mode(autoreset_mode)
+        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
+            raise ValueError(f"autoreset_mode={autoreset_mode!r} is invalid; allowed: 'next_step', 'same_step'")
+        self.metadata = {**self.metadata, "autoreset_mode": mode}
+        self.config = resolve_config(config, **overrides)
+        self.num_envs = int(num_envs)
+        self.render_mode = None
+        cfg = self.config
+        self.single_action_space = spaces.MultiDiscrete(np.full(cfg.num_devices, cfg.gamma_max + 1, dtype=np.int64))
+        self.single_observation_space = spaces.Box(-1.0, 1.0, shape=(F.obs_size(cfg),), dtype=np.float32)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._n_reset, self._n_step = F.reset_draws(cfg), F.step_draws(cfg)
+        self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
+        self._state: F.State | None = None
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._ep_tokens = np.zeros(self.num_envs)
+        self._ep_time = np.zeros(self.num_envs)
+
+    # ------------------------------------------------------------------ helpers
+    def _draw(self, n: int, rows: np.ndarray) -> np.ndarray:
+        u = np.zeros((self.num_envs, n))
+        for i in rows:
+            self._gens[i].random(out=u[i])
+        return u
+
+    def _fresh(self, rows: np.ndarray) -> F.State:
+        return F.reset_state(self._draw(self._n_reset, rows), self.config)
+
+    @property
+    def np_random_generators(self) -> list[np.random.Generator]:
+        """The sub-envs' generators (sub-env i draws only from generator i)."""
+        return self._gens
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        if seed is None:
+            seeds = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={self.num_envs}")
+        for i, s in enumerate(seeds):
+            if s is not None or self._state is None:
+                self._gens[i] = seeding.np_random(s)[0]
+        if options and "config" in options:
+            new = resolve_config(self.config, **dict(options["config"]))
+            if (new.num_devices, new.gamma_max) != (self.config.num_devices, self.config.gamma_max):
+                raise ValueError("reset option config may not change num_devices or gamma_max (they fix the spaces)")
+            self.config = new
+            self._n_reset, self._n_step = F.reset_draws(new), F.step_draws(new)
+        self._state = self._fresh(np.arange(self.num_envs))
+        self._autoreset[:] = False
+        self._ep_tokens[:] = 0.0
+        self._ep_time[:] = 0.0
+        return F.observe(self._state, self.config), {}
+
+    def step(self, actions):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        cfg, n = self.config, self.num_envs
+        gamma = F.validate_action(actions, cfg, batch=n)
+        same_step = self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+        resetting = self._autoreset if not same_step else np.zeros(n, dtype=bool)
+        stepping = ~resetting
+        rows = np.flatnonzero(stepping)
+        state, res = F.step_state(self._draw(self._n_step, rows), self._state, gamma, cfg)
+        self._ep_tokens = np.where(stepping, self._ep_tokens + res.tokens.sum(axis=-1), 0.0)
+        self._ep_time = np.where(stepping, self._ep_time + res.latency, 0.0)
+        truncated = stepping & (state.t >= cfg.episode_length)
+        terminated = np.zeros(n, dtype=bool)
+        rewards = np.where(stepping, res.goodput * cfg.reward_scale, 0.0)
+        info = self._info(res, stepping)
+        if same_step:
+            done = np.flatnonzero(truncated)
+            if len(done):
+                info["final_obs"] = np.full(n, None, dtype=object)
+                final = F.observe(state, cfg)
+                for i in done:
+                    info["final_obs"][i] = final[i]
+                info["_final_obs"] = truncated.copy()
+                state = state.where(truncated, self._fresh(done))
+                self._ep_tokens[done] = 0.0
+                self._ep_time[done] = 0.0
+        else:
+            if resetting.any():
+                state = state.where(resetting, self._fresh(np.flatnonzero(resetting)))
+            self._autoreset = truncated | terminated
+        self._state = state
+        return F.observe(state, cfg), rewards, terminated, truncated, info
+
+    def _info(self, res, mask: np.ndarray) -> dict[str, Any]:
+        info: dict[str, Any] = {}
+        for key in _PER_DEVICE + ("t_draft", "t_verify", "t_com", "latency", "goodput"):
+            info[key] = getattr(res, key)
+        info["episode_tokens"] = self._ep_tokens.copy()
+        info["episode_time"] = self._ep_time.copy()
+        info["episode_throughput"] = np.where(mask, self._ep_tokens / np.where(mask, self._ep_time, 1.0), 0.0)
+        for key in INFO_KEYS:
+            if not mask.all():
+                val = info[key]
+                m = mask.reshape(mask.shape + (1,) * (val.ndim - 1))
+                info[key] = np.where(m, val, np.zeros_like(val))
+            info[f"_{key}"] = mask.copy()
+        return info
+
+    @property
+    def state(self) -> F.State:
+        """The batched functional state."""
+        return self._state
+
+    @property
+    def context(self) -> F.RoundContext:
+        """The upcoming round's inputs of all sub-envs (arrays [N, K])."""
+        return F.context(self._state, self.config)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._state = None
+
+
+def _mode(name: str) -> AutoresetMode:
+    table = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
+             "NextStep": AutoresetMode.NEXT_STEP, "SameStep": AutoresetMode.SAME_STEP}
+    if name not in table:
+        raise ValueError(f"autoreset_mode={name!r} is invalid; allowed: 'next_step', 'same_step'")
+    return table[name]
