@@ -35,8 +35,7 @@ from scipy import stats
 
 from msenv import SystemConfig, resolve_config
 from msenv.config import MODE_POLICIES
-from msenv.env import MultiSpinEnv
-from msenv.reactive import MODE_DL, MODE_NONE, MODE_UL
+from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
 
 from .base import Controller, check_output
 
@@ -72,8 +71,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
     env = MultiSpinEnv(config)
     obs, _ = env.reset(seed=seed)
     controller.reset(seed)
-    good, gam, t_com, dec = [], [], [], []
-    modes_count = np.zeros(3)
+    good, t_com, dec, summaries = [], [], [], []
     tokens = time_ = 0.0
     done = False
     while not done:
@@ -85,16 +83,14 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         obs, _, term, trunc, info = env.step(gamma)
         done = term or trunc
         good.append(info["goodput"])
-        gam.append(gamma.mean())
         t_com.append(info["t_com"])
-        modes_count += np.bincount(info["modes"], minlength=3)[:3]
+        summaries.append(round_summary(gamma, info["modes"]))
         tokens += info["tokens"].sum()
         time_ += info["latency"]
-    shares = modes_count / modes_count.sum()
+    means = {key: float(np.mean([s[key] for s in summaries])) for key in SUMMARY_KEYS}
     return EpisodeStats(
         label=label or controller.name, episode=episode, seed=seed,
-        goodput=float(np.mean(good)), throughput=tokens / time_, mean_gamma=float(np.mean(gam)),
-        share_accepted=float(shares[MODE_NONE]), share_ul=float(shares[MODE_UL]), share_dl=float(shares[MODE_DL]),
+        goodput=float(np.mean(good)), throughput=tokens / time_, **means,
         t_com_ms=1e3 * float(np.mean(t_com)), decision_ms=1e3 * float(np.mean(dec)),
     )
 

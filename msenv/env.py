@@ -23,6 +23,7 @@ from gymnasium import spaces
 from . import functional as F
 from .config import SystemConfig, resolve_config
 from .goodput import RoundResult
+from .reactive import MODE_DL, MODE_NONE, MODE_UL
 
 #: keys of the per-step ``info`` dict.
 INFO_KEYS = (
@@ -31,6 +32,30 @@ INFO_KEYS = (
     "episode_tokens", "episode_time", "episode_throughput",
 )
 _LOCKED_FIELDS = ("num_devices", "gamma_max")
+
+
+#: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
+SUMMARY_KEYS = ("mean_gamma", "share_accepted", "share_ul", "share_dl")
+
+
+def round_summary(gamma: np.ndarray, modes: np.ndarray) -> dict[str, np.ndarray]:
+    """Mean draft length and the shares of devices all-accepted / UL / DL, over the last axis."""
+    return {
+        "mean_gamma": np.mean(gamma, axis=-1),
+        "share_accepted": np.mean(modes == MODE_NONE, axis=-1),
+        "share_ul": np.mean(modes == MODE_UL, axis=-1),
+        "share_dl": np.mean(modes == MODE_DL, axis=-1),
+    }
+
+
+class RoundMetrics(gym.Wrapper):
+    """Adds the :data:`SUMMARY_KEYS` scalars to ``info`` (for Monitor / loggers)."""
+
+    def step(self, action):
+        obs, reward, term, trunc, info = self.env.step(action)
+        summ = round_summary(np.asarray(action), info["modes"])
+        info.update({k: float(v) for k, v in summ.items()})
+        return obs, reward, term, trunc, info
 
 
 def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:

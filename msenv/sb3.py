@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .env import INFO_KEYS
+from .env import SUMMARY_KEYS, round_summary
 from .vector import MultiSpinVectorEnv
 
 _SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time", "episode_throughput")
@@ -55,12 +55,13 @@ class SB3VecEnv(VecEnv):
 
     def step_wait(self):
         obs, rew, term, trunc, info = self.venv.step(self._actions)
+        info.update(round_summary(self._actions, info["modes"]))
         done = term | trunc
         self._ep_ret += rew
         self._ep_len += 1
         infos: list[dict[str, Any]] = []
         for i in range(self.num_envs):
-            d: dict[str, Any] = {k: float(info[k][i]) for k in _SCALAR_INFO}
+            d: dict[str, Any] = {k: float(info[k][i]) for k in _SCALAR_INFO + SUMMARY_KEYS}
             if done[i]:
                 d["terminal_observation"] = info["final_obs"][i]
                 d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
@@ -83,7 +84,11 @@ class SB3VecEnv(VecEnv):
         return [getattr(self.venv, method_name)(*method_args, **method_kwargs) for _ in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]
+        """True for SB3's ``Monitor``: the adapter writes Monitor's ``info["episode"]`` itself
+        (so ``evaluate_policy`` reads unnormalised episode returns from it)."""
+        from stable_baselines3.common.monitor import Monitor
+
+        return [wrapper_class is Monitor for _ in self._get_indices(indices)]
 
 
-__all__ = ["SB3VecEnv", "INFO_KEYS"]
+__all__ = ["SB3VecEnv"]

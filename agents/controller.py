@@ -1,0 +1,133 @@
+"""Learned agents behind the common controller interface, and save/load in one call.
+
+A saved agent is a directory holding ``model.zip`` (SB3 PPO), ``vecnormalize.pkl`` (observation
+statistics) and ``config.json`` (the :class:`~msenv.SystemConfig` it was trained on).
+:func:`load_agent` returns a :class:`PPOController` that the evaluation harness drives like any
+baseline. Its deterministic decision runs the policy network as a small numpy MLP (weights
+taken from the torch policy): identical actions to ``model.predict(..., deterministic=True)``,
+without torch's per-call overhead.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from baselines.base import Controller
+from msenv.config import SystemConfig
+from msenv.functional import RoundContext
+
+MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
+
+
+class NumpyPolicy:
+    """Deterministic forward pass of an SB3 ``MlpPolicy`` actor in numpy."""
+
+    def __init__(self, policy) -> None:
+        import torch.nn as nn
+        from stable_baselines3.common.torch_layers import FlattenExtractor
+
+        self.layers: list[tuple[str, Any]] = []
+        if not isinstance(policy.features_extractor, FlattenExtractor):
+            raise ValueError("NumpyPolicy supports SB3's FlattenExtractor (MlpPolicy) only")
+        for mod in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
+            if isinstance(mod, nn.Linear):
+                self.layers.append(("linear", (mod.weight.detach().cpu().numpy().T.astype(np.float64),
+                                               mod.bias.detach().cpu().numpy().astype(np.float64))))
+            elif isinstance(mod, nn.Tanh):
+                self.layers.append(("tanh", None))
+            elif isinstance(mod, nn.ReLU):
+                self.layers.append(("relu", None))
+            else:
+                raise ValueError(f"NumpyPolicy cannot run layer {mod!r}; supported: Linear, Tanh, ReLU")
+        self.nvec = np.asarray(policy.action_space.nvec)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        for kind, p in self.layers:
+            if kind == "linear":
+                x = x @ p[0] + p[1]
+            elif kind == "tanh":
+                x = np.tanh(x)
+            else:
+                x = np.maximum(x, 0.0)
+        return x
+
+    def act(self, x: np.ndarray) -> np.ndarray:
+        """Argmax of each device's categorical (all devices share one size γ_max + 1)."""
+        z = self.logits(x)
+        return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)
+
+
+class PPOController(Controller):
+    """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation)."""
+
+    def __init__(self, model, obs_rms=None, clip_obs: float = 10.0, epsilon: float = 1e-8,
+                 config: SystemConfig | None = None, name: str = "ppo") -> None:
+        super().__init__()
+        self.model = model
+        self.name = name
+        self.config = config
+        self.obs_rms = obs_rms
+        self.clip_obs, self.epsilon = clip_obs, epsilon
+        self.policy = NumpyPolicy(model.policy)
+
+    def normalize(self, obs: np.ndarray) -> np.ndarray:
+        if self.obs_rms is None:
+            return np.asarray(obs, dtype=np.float64)
+        z = (np.asarray(obs, dtype=np.float64) - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + self.epsilon)
+        return np.clip(z, -self.clip_obs, self.clip_obs)
+
+    def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
+        if obs is None:
+            raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
+        return self.policy.act(self.normalize(obs))
+
+    def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
+        """SB3-style predict on raw observations (deterministic numpy path)."""
+        if not deterministic:
+            act, _ = self.model.predict(self.normalize(observation).astype(np.float32), deterministic=False)
+            return act, state
+        return self.policy.act(self.normalize(observation)), state
+
+
+def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:
+    """Save model, normalisation statistics and config into directory ``path``."""
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    model.save(path / MODEL_FILE)
+    if vecnormalize is not None:
+        vecnormalize.save(str(path / NORM_FILE))
+    (path / CONFIG_FILE).write_text(json.dumps({"config": config.to_dict(), **(extra or {})}, indent=2))
+    return path
+
+
+def load_agent(path: str | Path, name: str = "ppo") -> PPOController:
+    """Reload a saved agent in one call (CPU)."""
+    from stable_baselines3 import PPO
+
+    path = Path(path)
+    if not (path / MODEL_FILE).exists():
+        raise FileNotFoundError(f"no saved agent at {path} (expected {MODEL_FILE}, {NORM_FILE}, {CONFIG_FILE})")
+    model = PPO.load(path / MODEL_FILE, device="cpu")
+    meta = json.loads((path / CONFIG_FILE).read_text())
+    config = SystemConfig.from_dict(meta["config"])
+    obs_rms, clip, eps = None, 10.0, 1e-8
+    if (path / NORM_FILE).exists():
+        with open(path / NORM_FILE, "rb") as fh:
+            vn = pickle.load(fh)
+        obs_rms, clip, eps = vn.obs_rms, vn.clip_obs, vn.epsilon
+    return PPOController(model, obs_rms, clip, eps, config, name)
+
+
+class AgentFactory:
+    """Picklable factory: loads the agent from ``path`` (for spawned harness workers)."""
+
+    def __init__(self, path: str | Path, name: str = "ppo") -> None:
+        self.path, self.name = str(path), name
+
+    def __call__(self) -> PPOController:
+        return load_agent(self.path, self.name)

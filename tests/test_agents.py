@@ -1,0 +1,156 @@
+"""PPO agents, callbacks, train.py and rl-zoo3 compatibility (issue: PPO training)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from agents.callbacks import METRIC_NAMES, MetricsCallback  # noqa: E402
+from agents.controller import load_agent, save_agent, PPOController  # noqa: E402
+from agents.envs import make_vec_env, normalize  # noqa: E402
+from agents.ppo import make_ppo  # noqa: E402
+from baselines.evaluate import Entry, evaluate, summarize  # noqa: E402
+from msenv import SystemConfig  # noqa: E402
+from msenv.env import MultiSpinEnv  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10)
+
+
+def _train(tmp_path, kind="batched", steps=512, tb=None):
+    venv = normalize(make_vec_env(SMALL, 4, 0, kind), gamma=0.0)
+    model = make_ppo(venv, seed=0, n_steps=32, batch_size=64, n_epochs=2, tensorboard_log=tb)
+    return model, venv
+
+
+def test_learn_save_load_identical_predictions(tmp_path):
+    model, venv = _train(tmp_path)
+    model.learn(512)
+    path = save_agent(tmp_path / "agent", model, venv, SMALL)
+    before = PPOController(model, venv.obs_rms, venv.clip_obs, venv.epsilon, SMALL)
+    agent = load_agent(path)
+    assert agent.config == SMALL
+    env = MultiSpinEnv(SMALL)
+    obs, _ = env.reset(seed=123)
+    for _ in range(30):
+        a1 = agent.act(env.context, obs)
+        a2 = before.act(env.context, obs)
+        norm = venv.normalize_obs(obs[None])  # SB3's own normalisation + torch forward pass
+        a3, _ = model.predict(norm, deterministic=True)
+        assert np.array_equal(a1, a2) and np.array_equal(a1, a3[0])
+        obs, *_ = env.step(a1)
+    act, _ = agent.predict(obs)
+    assert act.shape == (4,)
+    with pytest.raises(ValueError, match="observation"):
+        agent.act(env.context, None)
+    with pytest.raises(FileNotFoundError):
+        load_agent(tmp_path / "nope")
+
+
+def test_action_prior_sets_initial_policy():
+    model, venv = _train(None)
+    env = MultiSpinEnv(SMALL)
+    obs, _ = env.reset(seed=0)
+    import torch
+
+    with torch.no_grad():
+        dist = model.policy.get_distribution(model.policy.obs_to_tensor(venv.normalize_obs(obs[None]))[0])
+    probs = torch.stack([d.probs for d in dist.distribution]).numpy()[:, 0]  # [K, γ_max+1]
+    ratio = probs[:, 1:] / probs[:, :-1]
+    np.testing.assert_allclose(ratio, np.exp(-0.5), rtol=0.05)  # P(γ) ∝ e^(−0.5γ) at the start
+
+
+@pytest.mark.parametrize("kind", ["batched", "dummy"])
+def test_metrics_callback_writes_tensorboard_scalars(tmp_path, kind):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    model, venv = _train(tmp_path, kind, tb=str(tmp_path / "tb"))
+    cb = MetricsCallback({"greedy_saa": {"goodput": 123.0, "throughput": 120.0}})
+    model.learn(256, callback=cb, tb_log_name="run")
+    run_dir = next((tmp_path / "tb").iterdir())
+    acc = EventAccumulator(str(run_dir))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    for name in METRIC_NAMES:
+        assert f"msenv/{name}" in tags, name
+    assert acc.Scalars("msenv/ref_greedy_saa_throughput")[0].value == pytest.approx(120.0)
+    shares = [acc.Scalars(f"msenv/share_{s}")[-1].value for s in ("accepted", "ul", "dl")]
+    assert sum(shares) == pytest.approx(1.0, abs=1e-5)
+    g = acc.Scalars("msenv/goodput")[-1].value
+    assert g == pytest.approx(cb.history[-1]["goodput"], rel=1e-5) and g > 0
+    assert len(cb.history) == 2  # 256 steps / (32 × 4) rollouts
+
+
+def test_ppo_controller_runs_in_harness(tmp_path):
+    model, venv = _train(tmp_path)
+    path = save_agent(tmp_path / "a", model, venv, SMALL)
+    from agents.controller import AgentFactory
+
+    rows = summarize(evaluate([Entry("fixed-2", lambda: __import__("baselines").Fixed(2)),
+                               Entry("ppo", AgentFactory(path))], SMALL, episodes=2, seed=5))
+    assert rows[1]["controller"] == "ppo" and rows[1]["throughput"] > 0
+
+
+def _run(args, timeout=240):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_train_quick_end_to_end(tmp_path):
+    r = _run(["train.py", "--quick", "--no-progress", "--log-dir", str(tmp_path / "q")])
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = tmp_path / "q"
+    data = json.loads((out / "comparison.json").read_text())
+    names = [row["controller"] for row in data["table"]]
+    assert names == ["greedy-saa", "ppo", "optimal-uniform", "computation-only", "fixed-4"]
+    assert (out / "comparison.csv").read_text().count("\n") == 6
+    png = (out / "learning_curve.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert (out / "agent" / "model.zip").exists() and (out / "agent" / "vecnormalize.pkl").exists()
+    assert data["summary"]["decision_speedup_vs_greedy"] > 1
+    assert "PPO / GreedySAA" in r.stdout
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--n-envs", "0"], "--n-envs 0 is invalid"),
+    (["--timesteps", "-5"], "--timesteps -5 is invalid"),
+    (["--p-dl-range", "40", "10"], "p_dl_dbm_range"),
+    (["--num-devices", "0"], "num_devices"),
+    (["--mode-policy", "sideways"], "invalid choice"),
+    (["--gamma", "1.5"], "--gamma 1.5 is invalid"),
+    (["--env-id", "CartPole-v1"], "invalid choice"),
+    (["--learning-rate", "0"], "--learning-rate 0"),
+])
+def test_cli_rejects_bad_arguments(args, msg, capsys):
+    import train
+
+    with pytest.raises(SystemExit) as e:
+        train.parse(args)
+    assert e.value.code == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_cli_help_documents_options():
+    import train
+
+    text = train.build_parser().format_help()
+    for opt in ("--p-dl-dbm", "--p-ul-dbm", "--num-devices", "--mode-policy", "--p-dl-range", "--timesteps",
+                "--n-envs", "--seed", "--log-dir", "--eval-episodes", "--quick", "--vec-env"):
+        assert opt in text
+
+
+def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path):
+    pytest.importorskip("rl_zoo3")
+    r = _run(["-m", "rl_zoo3.train", "--algo", "ppo", "--env", "msenv/MultiSpin-v0", "--gym-packages", "msenv",
+              "--conf-file", "agents/hyperparams/ppo.yml", "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
+              "--seed", "0", "--log-interval", "-1"])
+    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
+    saved = list(tmp_path.rglob("msenv-MultiSpin-v0.zip"))
+    assert saved, list(tmp_path.rglob("*"))
+    assert list(tmp_path.rglob("vecnormalize.pkl"))

@@ -1,0 +1,229 @@
+"""Train PPO on msenv, then compare it with the baselines on held-out seeds.
+
+    python train.py                      # default scenario (Qwen2.5 pair, K = 20), full budget
+    python train.py --quick              # smoke run (< 2 min)
+    python train.py --env-id msenv/MultiSpin-DeepSeek-v0 --p-dl-dbm 20
+    python train.py --p-dl-range 10 40   # one policy for a range of DL budgets
+
+Steps: (1) GreedySAA, OptimalUniform, ComputationOnly and Fixed(4) run on the held-out
+evaluation seeds (their goodput/throughput become TensorBoard reference lines); (2) PPO trains
+with EvalCallback, CheckpointCallback and the msenv metrics callback; (3) the trained agent is
+saved (model + VecNormalize + config) and evaluated on the same seeds; (4) the paired table is
+printed and written (CSV + JSON) with a PNG learning curve against the baseline lines.
+Outputs go to ``--log-dir`` (TensorBoard: ``tensorboard --logdir <log-dir>/tb``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from msenv import ENV_IDS, resolve_config
+from msenv.config import MODE_POLICIES, SystemConfig
+
+BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
+QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python train.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    env = ap.add_argument_group("scenario")
+    env.add_argument("--env-id", default="msenv/MultiSpin-v0", choices=list(ENV_IDS), help="registered id (selects the model-pair preset)")
+    env.add_argument("--num-devices", type=int, help="K (default 20)")
+    env.add_argument("--p-ul-dbm", type=float, help="per-device UL budget, dBm (default 15)")
+    env.add_argument("--p-dl-dbm", type=float, help="server DL budget, dBm (default 30)")
+    env.add_argument("--p-ul-range", type=float, nargs=2, metavar=("LO", "HI"), help="domain randomisation: P_ul ~ U[LO, HI] dBm per episode")
+    env.add_argument("--p-dl-range", type=float, nargs=2, metavar=("LO", "HI"), help="domain randomisation: P_dl ~ U[LO, HI] dBm per episode")
+    env.add_argument("--mode-policy", choices=MODE_POLICIES, help="reactive policy (default optimal)")
+    env.add_argument("--episode-length", type=int, help="rounds per episode (default 100)")
+    tr = ap.add_argument_group("training")
+    tr.add_argument("--timesteps", type=int, default=500_000, help="PPO environment steps (default 500000)")
+    tr.add_argument("--n-envs", type=int, default=16, help="parallel environments (default 16)")
+    tr.add_argument("--vec-env", default="batched", choices=("batched", "subproc", "dummy"),
+                    help="batched: native batched env in-process (fastest); subproc: SubprocVecEnv (spawn)")
+    tr.add_argument("--seed", type=int, default=0, help="training seed (envs seed .. seed+n_envs-1, PPO)")
+    tr.add_argument("--learning-rate", type=float, help="PPO learning rate (default 3e-4)")
+    tr.add_argument("--n-steps", type=int, help="PPO rollout steps per env (default 64)")
+    tr.add_argument("--batch-size", type=int, help="PPO minibatch (default 256)")
+    tr.add_argument("--gamma", type=float, help="PPO discount (default 0: contextual bandit)")
+    tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.5; 0 = uniform start)")
+    tr.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads (default 1: fastest for these small nets)")
+    ev = ap.add_argument_group("evaluation and output")
+    ev.add_argument("--eval-episodes", type=int, default=10, help="held-out episodes for the final comparison (default 10)")
+    ev.add_argument("--eval-seed", type=int, default=10_000, help="first held-out seed (default 10000)")
+    ev.add_argument("--eval-freq", type=int, default=50_000, help="EvalCallback period in env steps (default 50000)")
+    ev.add_argument("--checkpoint-freq", type=int, default=250_000, help="CheckpointCallback period in env steps")
+    ev.add_argument("--workers", type=int, default=2, help="processes for the baseline evaluation (default 2)")
+    ev.add_argument("--log-dir", default=None, help="output directory (default runs/ppo-<preset>[-quick])")
+    ev.add_argument("--quick", action="store_true", help="tiny budget for a smoke run (%s)" % ", ".join(f"{k}={v}" for k, v in QUICK.items()))
+    ev.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return ap
+
+
+def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConfig]:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.quick:
+        for key, val in QUICK.items():
+            if key == "episode_length":
+                if args.episode_length is None:
+                    args.episode_length = val
+            elif getattr(args, key) == ap.get_default(key):
+                setattr(args, key, val)
+    for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads"):
+        val = getattr(args, name)
+        if val < 1:
+            ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
+    for name in ("n_steps", "batch_size"):
+        val = getattr(args, name)
+        if val is not None and val < 1:
+            ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
+    if args.learning_rate is not None and not args.learning_rate > 0:
+        ap.error(f"--learning-rate {args.learning_rate} is invalid; allowed: a number > 0")
+    if args.gamma is not None and not 0.0 <= args.gamma <= 1.0:
+        ap.error(f"--gamma {args.gamma} is invalid; allowed: a number in [0, 1]")
+    if args.action_prior is not None and args.action_prior < 0:
+        ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a number ≥ 0")
+    overrides: dict[str, Any] = {}
+    for arg, field in (("num_devices", "num_devices"), ("p_ul_dbm", "p_ul_dbm"), ("p_dl_dbm", "p_dl_dbm"),
+                       ("mode_policy", "mode_policy"), ("episode_length", "episode_length")):
+        if getattr(args, arg) is not None:
+            overrides[field] = getattr(args, arg)
+    if args.p_ul_range:
+        overrides["p_ul_dbm_range"] = tuple(args.p_ul_range)
+    if args.p_dl_range:
+        overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
+    try:
+        cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+    except ValueError as e:
+        ap.error(str(e))
+    if args.log_dir is None:
+        args.log_dir = f"runs/ppo-{cfg.preset}" + ("-quick" if args.quick else "")
+    return args, cfg
+
+
+def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in ("learning_rate", "n_steps", "batch_size", "gamma", "action_prior"):
+        if getattr(args, name) is not None:
+            out[name] = getattr(args, name)
+    if "gamma" in out:
+        out.setdefault("gae_lambda", 0.95 if out["gamma"] > 0 else 0.0)
+    return out
+
+
+def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: list[dict], cfg: SystemConfig) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    if history:
+        ax.plot([h["timesteps"] for h in history], [h["goodput"] for h in history], color="tab:blue", alpha=0.35,
+                label="PPO (training rollouts, stochastic)")
+    if eval_npz.exists():
+        data = np.load(eval_npz)
+        per_round = data["results"] / (cfg.episode_length * cfg.reward_scale)
+        m, s = per_round.mean(axis=1), per_round.std(axis=1)
+        ax.plot(data["timesteps"], m, "o-", color="tab:blue", label="PPO (EvalCallback, deterministic)")
+        ax.fill_between(data["timesteps"], m - s, m + s, color="tab:blue", alpha=0.15)
+    styles = {"greedy-saa": ("tab:red", "-"), "optimal-uniform": ("tab:green", "--"),
+              "computation-only": ("tab:purple", ":"), "fixed-4": ("tab:gray", "-.")}
+    for r in rows:
+        if r["controller"] in styles:
+            c, ls = styles[r["controller"]]
+            ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
+    ax.set_xlabel("environment steps (rounds)")
+    ax.set_ylabel("mean per-round goodput (tokens/s)")
+    ax.set_title(f"PPO vs baselines — {cfg.preset}, K={cfg.num_devices}, P_dl={cfg.p_dl_dbm:g} dBm")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args, cfg = parse(argv)
+    import torch
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
+
+    from agents.callbacks import MetricsCallback
+    from agents.controller import AgentFactory, save_agent
+    from agents.envs import make_vec_env, normalize
+    from agents.ppo import DEFAULT_PPO, make_ppo
+    from baselines.evaluate import Entry, evaluate, parse_entry, print_table, summarize, write_csv, write_json
+
+    torch.set_num_threads(args.torch_threads)
+    out = Path(args.log_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    progress = not args.no_progress
+    t_start = time.perf_counter()
+
+    # (1) baselines on the held-out seeds → reference lines
+    t0 = time.perf_counter()
+    base_results = evaluate([parse_entry(n) for n in BASELINES], cfg, args.eval_episodes, args.eval_seed,
+                            workers=args.workers, progress=progress)
+    t_baselines = time.perf_counter() - t0
+    refs = {r["controller"].replace("-", "_"): {"goodput": r["goodput"], "throughput": r["throughput"]}
+            for r in summarize(base_results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
+
+    # (2) PPO training
+    params = ppo_overrides(args)
+    gamma = params.get("gamma", DEFAULT_PPO["gamma"])
+    venv = normalize(make_vec_env(cfg, args.n_envs, args.seed, args.vec_env), gamma)
+    eval_env = normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False)
+    model = make_ppo(venv, seed=args.seed, tensorboard_log=str(out / "tb"), **params)
+    metrics = MetricsCallback(refs)
+    callbacks = CallbackList([
+        metrics,
+        EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
+                     log_path=str(out / "eval"), best_model_save_path=str(out / "best"), deterministic=True, verbose=0),
+        CheckpointCallback(save_freq=max(args.checkpoint_freq // args.n_envs, 1), save_path=str(out / "checkpoints"),
+                           name_prefix="ppo", save_vecnormalize=True),
+    ])
+    t0 = time.perf_counter()
+    model.learn(args.timesteps, callback=callbacks, progress_bar=progress, tb_log_name="ppo")
+    t_train = time.perf_counter() - t0
+    agent_dir = save_agent(out / "agent", model, venv, cfg, extra={"ppo": {**DEFAULT_PPO, **params}, "timesteps": args.timesteps})
+    venv.close()
+
+    # (3) PPO on the same held-out seeds; (4) paired table + plot
+    ppo_results = evaluate([Entry("ppo", AgentFactory(agent_dir))], cfg, args.eval_episodes, args.eval_seed, progress=progress)
+    rows = summarize(base_results[: args.eval_episodes] + ppo_results + base_results[args.eval_episodes :])
+    title = (f"{cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out episodes × {cfg.episode_length} rounds "
+             f"(seeds {args.eval_seed}..), PPO {args.timesteps} steps")
+    print_table(rows, title)
+    greedy = next(r for r in rows if r["controller"] == "greedy-saa")
+    ppo = next(r for r in rows if r["controller"] == "ppo")
+    summary = {
+        "ppo_vs_greedy_throughput": ppo["throughput"] / greedy["throughput"],
+        "ppo_vs_greedy_paired": ppo["rel_throughput"],
+        "decision_speedup_vs_greedy": greedy["decision_ms"] / max(ppo["decision_ms"], 1e-12),
+        "train_seconds": t_train,
+        "baseline_eval_seconds": t_baselines,
+        "total_seconds": time.perf_counter() - t_start,
+    }
+    print(f"PPO / GreedySAA long-run throughput: {summary['ppo_vs_greedy_throughput']:.4f} "
+          f"(paired per episode {ppo['rel_throughput']:.4f} ± {ppo['rel_throughput_ci95']:.4f}); "
+          f"decision time {ppo['decision_ms']:.3f} ms vs {greedy['decision_ms']:.2f} ms "
+          f"({summary['decision_speedup_vs_greedy']:.0f}× faster); training {t_train:.0f} s")
+    write_csv(rows, out / "comparison.csv")
+    write_json({"args": vars(args), "config": cfg.to_dict(), "summary": summary, "table": rows,
+                "training_metrics": metrics.history}, out / "comparison.json")
+    plot_learning_curve(out / "learning_curve.png", out / "eval" / "evaluations.npz", metrics.history, rows, cfg)
+    print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.json'}, {out / 'learning_curve.png'}; agent in {agent_dir}")
+    return {"rows": rows, "summary": summary, "log_dir": str(out)}
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)
