@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--n-steps", type=int, help="PPO rollout steps per env (default 64)")
     tr.add_argument("--batch-size", type=int, help="PPO minibatch (default 256)")
     tr.add_argument("--gamma", type=float, help="PPO discount (default 0: contextual bandit)")
-    tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.5; 0 = uniform start)")
+    tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
     tr.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads (default 1: fastest for these small nets)")
     ev = ap.add_argument_group("evaluation and output")
     ev.add_argument("--eval-episodes", type=int, default=10, help="held-out episodes for the final comparison (default 10)")

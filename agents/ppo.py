@@ -13,7 +13,7 @@ from typing import Any
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecEnv
 
-DEFAULT_ACTION_PRIOR = 0.5
+DEFAULT_ACTION_PRIOR = 0.3
 
 DEFAULT_PPO: dict[str, Any] = dict(
     learning_rate=3e-4,

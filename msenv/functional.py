@@ -13,7 +13,8 @@ Draw layout (all U[0, 1)):
 - reset: distances K | tasks K | drafting scales K | P_ul 1 | P_dl 1 | fading (2K, or K when
   reciprocal);
 - step: outcome K | next-round fading (2K / K; none when ``fading_redraw="episode"``) |
-  mode coins K (only for ``mode_policy="random"``).
+  mode coins K (used by ``mode_policy="random"``; drawn under every policy so that the same
+  seed gives the same outcomes and fading whatever the reactive policy — paired comparisons).
 
 Observation layout (float32, every entry in [−1, 1]): ``K`` rows of 5 per-device features,
 flattened device-major, then 2 global features:
@@ -101,8 +102,7 @@ def reset_draws(cfg: SystemConfig) -> int:
 
 def step_draws(cfg: SystemConfig) -> int:
     k = cfg.num_devices
-    n = k + (fading_draws(cfg) if cfg.fading_redraw == "round" else 0)
-    return n + (k if cfg.mode_policy == "random" else 0)
+    return 2 * k + (fading_draws(cfg) if cfg.fading_redraw == "round" else 0)
 
 
 def obs_size(cfg: SystemConfig) -> int:

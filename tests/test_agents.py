@@ -63,7 +63,9 @@ def test_action_prior_sets_initial_policy():
         dist = model.policy.get_distribution(model.policy.obs_to_tensor(venv.normalize_obs(obs[None]))[0])
     probs = torch.stack([d.probs for d in dist.distribution]).numpy()[:, 0]  # [K, γ_max+1]
     ratio = probs[:, 1:] / probs[:, :-1]
-    np.testing.assert_allclose(ratio, np.exp(-0.5), rtol=0.05)  # P(γ) ∝ e^(−0.5γ) at the start
+    from agents.ppo import DEFAULT_ACTION_PRIOR
+
+    np.testing.assert_allclose(ratio, np.exp(-DEFAULT_ACTION_PRIOR), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
 
 
 @pytest.mark.parametrize("kind", ["batched", "dummy"])

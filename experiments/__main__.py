@@ -1,0 +1,47 @@
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap} [options]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .figures import FIGURES, run_figure
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap"], help="which experiment ('all' = fig7..fig11)")
+    ap.add_argument("--drops", type=int, default=50, help="independent drops per point (default 50)")
+    ap.add_argument("--rounds", type=int, default=10, help="rounds per drop (default 10)")
+    ap.add_argument("--seed", type=int, default=0, help="first drop seed (default 0)")
+    ap.add_argument("--out", default="results", help="output directory (default results/)")
+    ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="small sweep for tests")
+    ap.add_argument("--agent", default=None, help="fig11: directory of a trained agent (adds a PPO row)")
+    ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
+    ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
+    ap.add_argument("--no-progress", action="store_true")
+    args = ap.parse_args(argv)
+    for name in ("drops", "rounds", "workers"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    if args.figure == "gap":
+        from .gap import run_gap
+
+        run_gap(args.out, args.drops, args.seed, args.num_devices, args.gamma_max, workers=args.workers,
+                progress=not args.no_progress)
+        return 0
+    names = list(FIGURES) if args.figure == "all" else [args.figure]
+    for name in names:
+        t0 = time.perf_counter()
+        extra = {"agent": args.agent} if (name == "fig11" and args.agent) else {}
+        rows = run_figure(name, args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
+                          progress=not args.no_progress, **extra)
+        print(f"{name}: {len(rows)} points → {args.out}/{name}.csv, {args.out}/{name}.png "
+              f"({time.perf_counter() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

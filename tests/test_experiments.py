@@ -1,0 +1,96 @@
+"""Paper experiments at quick size (issue: figures)."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from experiments import run_figure, total_power_split
+from experiments.__main__ import main as cli
+from msenv.env import MultiSpinEnv
+
+
+def _read(path):
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("name,n_points", [("fig7", 3), ("fig8", 3), ("fig9", 16), ("fig10", 16), ("fig11", 8)])
+def test_quick_figures_write_csv_and_png(tmp_path, name, n_points):
+    rows = run_figure(name, tmp_path, drops=2, rounds=2, workers=1, quick=True, progress=False)
+    assert len(rows) == n_points
+    table = _read(tmp_path / f"{name}.csv")
+    assert len(table) == n_points
+    for col in ("panel", "x_name", "x", "scheme", "drops", "throughput", "throughput_ci95", "mean_gamma",
+                "share_accepted", "share_ul", "share_dl"):
+        assert col in table[0], col
+    assert len(_read(tmp_path / f"{name}_drops.csv")) == 2 * n_points
+    for r in table:
+        s = float(r["share_accepted"]) + float(r["share_ul"]) + float(r["share_dl"])
+        assert s == pytest.approx(1.0)
+    assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    if name in ("fig9", "fig10"):
+        assert {r["scheme"] for r in table} == {"optimal", "all_ul", "all_dl", "random"}
+        assert {r["panel"] for r in table} == {"ratio=4", "ratio=16"}
+        assert all(float(r["share_ul"]) == 0 for r in table if r["scheme"] == "all_dl")
+        assert all(float(r["share_dl"]) == 0 for r in table if r["scheme"] == "all_ul")
+
+
+def test_same_seed_same_results(tmp_path):
+    a = run_figure("fig9", tmp_path / "a", drops=2, rounds=2, workers=1, quick=True, progress=False)
+    b = run_figure("fig9", tmp_path / "b", drops=2, rounds=2, workers=2, quick=True, progress=False)
+    for ra, rb in zip(a, b):
+        for key in ra:
+            if not key.startswith("decision"):
+                assert ra[key] == rb[key], key
+
+
+@pytest.mark.parametrize("k,ratio", [(5, 4), (20, 16), (40, 4)])
+def test_total_power_rule(k, ratio):
+    p_ul, p_dl = total_power_split(k, ratio)
+    w_ul, w_dl = 10 ** ((p_ul - 30) / 10), 10 ** ((p_dl - 30) / 10)
+    assert w_dl / w_ul == pytest.approx(ratio)
+    assert w_dl + k * w_ul == pytest.approx(1.0 + k * 10 ** (-1.5))
+
+
+def test_optimal_mode_selection_never_slower_on_identical_outcomes():
+    """Same seed and draft lengths: the outcomes are identical under every reactive policy, and
+    the optimal policy's T_com is never above the others'."""
+    rng = np.random.default_rng(0)
+    actions = rng.integers(0, 12, (60, 20))
+    t_com, tokens = {}, {}
+    for policy in ("optimal", "all_ul", "all_dl", "random"):
+        env = MultiSpinEnv(mode_policy=policy, episode_length=60)
+        env.reset(seed=4)
+        rows = [env.step(a)[4] for a in actions]
+        t_com[policy] = np.array([r["t_com"] for r in rows])
+        tokens[policy] = np.array([r["tokens"] for r in rows])
+    for policy in ("all_ul", "all_dl", "random"):
+        assert np.array_equal(tokens[policy], tokens["optimal"])
+        assert np.all(t_com["optimal"] <= t_com[policy] * (1 + 1e-12))
+    assert np.mean(t_com["optimal"] < t_com["all_ul"]) > 0.5
+
+
+def test_cli_and_bad_arguments(tmp_path, capsys):
+    assert cli(["fig11", "--quick", "--drops", "1", "--rounds", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert (tmp_path / "fig11.csv").exists()
+    with pytest.raises(SystemExit):
+        cli(["fig12"])
+    with pytest.raises(SystemExit):
+        cli(["fig7", "--drops", "0"])
+    assert "--drops 0 is invalid" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="figure"):
+        run_figure("fig99", tmp_path)
+
+
+def test_gap_study_quick(tmp_path, capsys):
+    assert cli(["gap", "--drops", "2", "--num-devices", "2", "--gamma-max", "6", "--workers", "1",
+                "--out", str(tmp_path), "--no-progress"]) == 0
+    rows = _read(tmp_path / "gap.csv")
+    assert len(rows) == 2
+    for r in rows:
+        for key in ("gap_greedy", "gap_uniform", "gap_local_search"):
+            assert -1e-12 <= float(r[key]) < 1.0 and math.isfinite(float(r[key]))
+        assert float(r["gap_local_search"]) <= min(float(r["gap_greedy"]), float(r["gap_uniform"])) + 1e-12
+    assert "optimality gap" in capsys.readouterr().out
