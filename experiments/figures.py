@@ -73,16 +73,30 @@ def run_job(job: Job) -> dict[str, Any]:
 
 
 def aggregate(results: Sequence[dict[str, Any]], x_name: str) -> list[dict[str, Any]]:
-    """Mean and 95% CI over drops per (panel, x, scheme); order of first appearance."""
+    """Mean and 95% CI over drops per (panel, x, scheme), in order of first appearance.
+
+    ``rel_throughput``: per-drop throughput ratio to the first scheme at the same (panel, x),
+    averaged over drops (a paired comparison: every scheme plays the same drops).
+    """
     keys = list(dict.fromkeys((r["panel"], r["x"], r["scheme"]) for r in results))
+    ref_scheme = {}
+    for panel, x, scheme in keys:
+        ref_scheme.setdefault((panel, x), scheme)
+    by_key = {key: sorted((r for r in results if (r["panel"], r["x"], r["scheme"]) == key), key=lambda r: r["drop"])
+              for key in keys}
     rows = []
     for panel, x, scheme in keys:
-        rs = [r for r in results if (r["panel"], r["x"], r["scheme"]) == (panel, x, scheme)]
-        row: dict[str, Any] = {"figure": rs[0]["figure"], "panel": panel, "x_name": x_name, "x": x, "scheme": scheme, "drops": len(rs)}
+        rs = by_key[(panel, x, scheme)]
+        ref = by_key[(panel, x, ref_scheme[(panel, x)])]
+        row: dict[str, Any] = {"figure": rs[0]["figure"], "panel": panel, "x_name": x_name, "x": x, "scheme": scheme,
+                               "drops": len(rs), "reference": ref_scheme[(panel, x)]}
         for m in METRICS + ("decision_ms",):
             v = np.array([r[m] for r in rs])
             row[m] = float(v.mean())
             row[f"{m}_ci95"] = ci95(v)
+        rel = np.array([a["throughput"] / b["throughput"] for a, b in zip(rs, ref)])
+        row["rel_throughput"] = float(rel.mean())
+        row["rel_throughput_ci95"] = ci95(rel)
         rows.append(row)
     return rows
 

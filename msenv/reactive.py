@@ -100,7 +100,7 @@ def solve(
     g_ul = np.asarray(g_ul, dtype=float)
     inv_g = 1.0 / np.asarray(g_dl, dtype=float)  # [N, K] or [K]
     # UL SNR at full power; τ^ul = L / (b·log2(1 + snr)) is decreasing in it
-    snr_ul = np.broadcast_to(p_ul * g_ul, (n, k)) * (1.0 / (n0_ul_w_hz * b))[:, None]
+    snr_ul = (p_ul * g_ul) * (1.0 / (n0_ul_w_hz * b))[:, None]  # [N, K]
 
     def tau_ul_of(snr):
         return transmission_delay(bits, rate_from_snr(b, snr))
@@ -169,12 +169,12 @@ def _optimal_split(rejected, g_ul, snr_ul, inv_g, p_dl, n0, b, bits, tau_ul_of, 
         rej_s, snr_s, order = rejected, snr_ul, None
         w = np.where(rej_s, inv_g, 0.0)
     else:
-        key = np.where(rejected, -np.broadcast_to(g_ul, (n, k)), np.inf)  # ascending τ^ul
+        key = np.where(rejected, -g_ul, np.inf)  # ascending τ^ul (broadcasts a shared [K] row)
         order = np.argsort(key, axis=-1, kind="stable")
         r = rows[:, None]
         rej_s = rejected[r, order]
         snr_s = snr_ul[r, order]
-        w = np.where(rej_s, np.broadcast_to(inv_g, (n, k))[r, order], 0.0)
+        w = np.where(rej_s, (inv_g if inv_g.ndim == 2 else np.broadcast_to(inv_g, (n, k)))[r, order], 0.0)
     # suffix sums by reverse cumsum (no cancellation, unlike total − prefix)
     suffix_incl = np.cumsum(w[:, ::-1], axis=-1)[:, ::-1]
     suffix_excl = np.zeros_like(suffix_incl)

@@ -29,6 +29,8 @@ def test_quick_figures_write_csv_and_png(tmp_path, name, n_points):
     for r in table:
         s = float(r["share_accepted"]) + float(r["share_ul"]) + float(r["share_dl"])
         assert s == pytest.approx(1.0)
+        if r["scheme"] == r["reference"]:
+            assert float(r["rel_throughput"]) == 1.0
     assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
     if name in ("fig9", "fig10"):
         assert {r["scheme"] for r in table} == {"optimal", "all_ul", "all_dl", "random"}
