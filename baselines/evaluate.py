@@ -244,11 +244,11 @@ def parse_entry(spec: str) -> Entry:
     if policy and policy not in MODE_POLICIES:
         raise ValueError(f"entry {spec!r}: policy {policy!r} is not allowed; allowed: {', '.join(MODE_POLICIES)}")
     make_controller(name)  # validate now, not in a worker
-    return Entry(spec, _Factory(name), policy or None)
+    return Entry(spec, ControllerFactory(name), policy or None)
 
 
 @dataclass
-class _Factory:
+class ControllerFactory:
     """Picklable controller factory (for spawned workers)."""
 
     name: str

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluate import EpisodeStats, _Factory, ci95, parallel_map, run_episode, write_csv
+from baselines.evaluate import EpisodeStats, ControllerFactory, ci95, parallel_map, run_episode, write_csv
 from msenv import preset
 from msenv.config import SystemConfig
 
@@ -65,7 +65,7 @@ def run_job(job: Job) -> dict[str, Any]:
 
         controller = load_agent(job.agent)
     else:
-        controller = _Factory(job.controller)()
+        controller = ControllerFactory(job.controller)()
     cfg = job.config if job.policy is None else job.config.replace(mode_policy=job.policy)
     st: EpisodeStats = run_episode(controller, cfg, job.seed, job.scheme, job.drop)
     out = {k: v for k, v in asdict(st).items() if k in METRICS or k == "decision_ms"}

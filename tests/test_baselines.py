@@ -11,7 +11,7 @@ from baselines import (
     best_uniform, greedy_search, local_search, make_controller,
 )
 from baselines.base import Controller
-from baselines.evaluate import Entry, _Factory, evaluate, main as evaluate_main, parse_entry, summarize
+from baselines.evaluate import Entry, ControllerFactory, evaluate, main as evaluate_main, parse_entry, summarize
 from msenv import SystemConfig
 from msenv.env import MultiSpinEnv
 from msenv.functional import RoundContext
@@ -269,4 +269,4 @@ def test_context_predictor_adapter():
     pred = ContextPredictor(Fixed(2), env)
     act, state = pred.predict(obs)
     assert act.tolist() == [2] * 4 and state is None
-    assert isinstance(_Factory("local-search")(), LocalSearch)
+    assert isinstance(ControllerFactory("local-search")(), LocalSearch)

@@ -21,3 +21,10 @@ def test_ci_runs_readme_test_command():
 def test_readme_main_job_command_present():
     cmds = [line.strip() for b in _bash_blocks() for line in b.splitlines()]
     assert any(c.startswith("pip install torch==2.13.0 && ") and c.endswith("python train.py") for c in cmds)
+
+
+def test_readme_usage_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    ns: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), ns)  # the 10-line env example
+    assert ns["info"]["goodput"] > 0 and len(ns["info"]["modes"]) == 20
