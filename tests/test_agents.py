@@ -156,3 +156,24 @@ def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path):
     saved = list(tmp_path.rglob("msenv-MultiSpin-v0.zip"))
     assert saved, list(tmp_path.rglob("*"))
     assert list(tmp_path.rglob("vecnormalize.pkl"))
+
+
+def test_subproc_vec_env_under_spawn_matches_single_envs():
+    venv = make_vec_env(SMALL, 2, 7, "subproc")
+    try:
+        obs = venv.reset()
+        ref = MultiSpinEnv(SMALL)
+        assert np.array_equal(obs[1], ref.reset(seed=8)[0])
+        act = np.array([[1, 2, 3, 4], [4, 3, 2, 1]])
+        obs, rew, done, infos = venv.step(act)
+        _, r, _, _, info = ref.step(act[1])
+        assert rew[1] == pytest.approx(r)
+        for key in ("goodput", "t_com", "latency", "mean_gamma", "share_accepted", "share_ul", "share_dl"):
+            assert key in infos[1]
+        assert infos[1]["mean_gamma"] == 2.5
+        assert infos[1]["share_accepted"] + infos[1]["share_ul"] + infos[1]["share_dl"] == pytest.approx(1.0)
+        assert np.array_equal(info["modes"] == 0, ~info["rejected"])
+    finally:
+        venv.close()
+    with pytest.raises(ValueError, match="vec env kind"):
+        make_vec_env(SMALL, 2, 0, "threads")
