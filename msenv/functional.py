@@ -64,6 +64,8 @@ class State:
     g_ul: np.ndarray  #: current round's UL power gain [B, K]
     g_dl: np.ndarray  #: current round's DL power gain [B, K]
     t: np.ndarray  #: rounds played [B]
+    #: the observation's per-episode entries (α, speed, β, budgets; gain slots 0), cached at reset
+    static_obs: np.ndarray  #: float32 [B, obs_size]
 
     def where(self, mask: np.ndarray, other: State) -> State:
         """Rows of ``other`` where ``mask`` [B] is true, else rows of self."""
@@ -142,7 +144,8 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     p_ul = _budget(u[:, 3 * k], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
     p_dl = _budget(u[:, 3 * k + 1], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
     g_ul, g_dl = _fading(u[:, 3 * k + 2 :], beta, cfg)
-    return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64))
+    return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
+                 _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg))
 
 
 def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
@@ -157,31 +160,40 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     )
     if cfg.fading_redraw == "round":
         g_ul, g_dl = _fading(u[:, k : k + fading_draws(cfg)], state.beta, cfg)
-        state = dataclasses.replace(state, g_ul=g_ul, g_dl=g_dl, t=state.t + 1)
     else:
-        state = dataclasses.replace(state, t=state.t + 1)
-    return state, result
+        g_ul, g_dl = state.g_ul, state.g_dl
+    s = state
+    return State(s.distance, s.beta, s.task, s.alpha, s.t_draft, s.p_ul_w, s.p_dl_w, g_ul, g_dl, s.t + 1, s.static_obs), result
 
 
 def _squash_db(g: np.ndarray) -> np.ndarray:
     return np.tanh((10.0 * np.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
 
 
-def observe(state: State, cfg: SystemConfig) -> np.ndarray:
-    """Normalised observation [B, obs_size(cfg)] (layout in the module docstring)."""
-    b, k = state.alpha.shape
+def _static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.ndarray:
+    """The per-episode observation entries (gain slots left at 0)."""
+    b, k = alpha.shape
     s_lo, s_hi = cfg.draft_scale_range
-    scale = state.t_draft / cfg.t_draft_ref_s
+    scale = t_draft / cfg.t_draft_ref_s
     speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
-    out = np.empty((b, DEVICE_FEATURES * k + GLOBAL_FEATURES), dtype=np.float32)
+    out = np.zeros((b, DEVICE_FEATURES * k + GLOBAL_FEATURES), dtype=np.float32)
     dev = out[:, : DEVICE_FEATURES * k].reshape(b, k, DEVICE_FEATURES)
-    dev[:, :, 0] = state.alpha
+    dev[:, :, 0] = alpha
     dev[:, :, 1] = speed
+    dev[:, :, 4] = _squash_db(beta)
+    p_dbm = 10.0 * np.log10(np.stack([p_ul_w, p_dl_w], axis=-1)) + 30.0
+    out[:, -2:] = np.tanh((p_dbm - (P_UL_CENTER, P_DL_CENTER)) * (1.0 / P_SCALE))
+    return out
+
+
+def observe(state: State, cfg: SystemConfig) -> np.ndarray:
+    """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
+    per-episode entries plus this round's squashed gains."""
+    out = state.static_obs.copy()
+    b, k = state.g_ul.shape
+    dev = out[:, : DEVICE_FEATURES * k].reshape(b, k, DEVICE_FEATURES)
     dev[:, :, 2] = _squash_db(state.g_ul)
     dev[:, :, 3] = _squash_db(state.g_dl)
-    dev[:, :, 4] = _squash_db(state.beta)
-    p_dbm = 10.0 * np.log10(np.stack([state.p_ul_w, state.p_dl_w], axis=-1)) + 30.0
-    out[:, -2:] = np.tanh((p_dbm - (P_UL_CENTER, P_DL_CENTER)) * (1.0 / P_SCALE))
     return out
 
 

@@ -102,8 +102,8 @@ def solve(
     # UL SNR at full power; τ^ul = L / (b·log2(1 + snr)) is decreasing in it
     snr_ul = (p_ul * g_ul) * (1.0 / (n0_ul_w_hz * b))[:, None]  # [N, K]
 
-    def tau_ul_of(snr):
-        return transmission_delay(bits, rate_from_snr(b, snr))
+    def tau_ul_of(snr, bandwidth=b):
+        return transmission_delay(bits, rate_from_snr(bandwidth, snr))
 
     if policy == "optimal":
         ul_mask, t_com = _optimal_split(rejected, g_ul, snr_ul, inv_g, p_dl, n0_dl_w_hz, b, bits, tau_ul_of, presorted, full)
@@ -134,7 +134,7 @@ def solve(
     return ReactiveSolution(
         modes=modes,
         dl_power=dl_powers(dl_mask, inv_g, p_dl),
-        ul_delay=np.where(rejected, ul_delay(g_ul, p_ul, n0_ul_w_hz, b[:, None], bits), 0.0),
+        ul_delay=np.where(rejected, tau_ul_of(snr_ul, b[:, None]), 0.0),
         t_com=t_com,
     )
 
