@@ -16,8 +16,6 @@ Outputs go to ``--log-dir`` (TensorBoard: ``tensorboard --logdir <log-dir>/tb``)
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 import time
 from pathlib import Path

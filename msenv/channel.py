@@ -17,23 +17,28 @@ def large_scale_gain(distance_m: np.ndarray, ref_gain: float, exponent: float) -
     return ref_gain * np.power(distance_m, -exponent)
 
 
-def sample_distances(rng: np.random.Generator, size: tuple[int, ...], cfg: SystemConfig) -> np.ndarray:
-    """Device-to-server distances d_k ~ U[d_min, d_max] (SPEC §2), drawn per episode."""
+def distances_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
+    """Device-to-server distances d_k ~ U[d_min, d_max] (SPEC §2) from uniforms u ∈ [0, 1)."""
     lo, hi = cfg.distance_range_m
-    return rng.uniform(lo, hi, size)
+    return lo + (hi - lo) * u
 
 
-def sample_fading(rng: np.random.Generator, size: tuple[int, ...], cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Rayleigh small-scale power gains |h|² ~ Exp(1) for UL and DL (SPEC §2).
+#: smallest Exp(1) value a 53-bit uniform resolves: a gain is never exactly 0
+MIN_FADING = 2.0**-53
 
-    ``cfg.fading == "independent"`` [R]: UL and DL drawn independently;
-    ``"reciprocal"``: one draw serves both directions.
+
+def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
+    """UL and DL power gains β·|h|², |h|² ~ Exp(1) by inverse CDF from uniforms (SPEC §2).
+
+    ``u`` [..., 2K] for ``cfg.fading == "independent"`` [R] (UL draws first), [..., K] for
+    ``"reciprocal"`` (one draw serves both directions).
     """
+    h = np.maximum(-np.log1p(-u), MIN_FADING)
     if cfg.fading == "independent":
-        h = rng.standard_exponential((2, *size))
-        return h[0], h[1]
-    h = rng.standard_exponential(size)
-    return h, h
+        k = beta.shape[-1]
+        return beta * h[..., :k], beta * h[..., k:]
+    g = beta * h
+    return g, g
 
 
 def rate_from_snr(bandwidth_hz, snr) -> np.ndarray:
@@ -54,8 +59,3 @@ def transmission_delay(bits: float, rate) -> np.ndarray:
 def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:
     """τ_k^ul = L / r_k^ul at full power P_ul (SPEC §4: max power is optimal for UL)."""
     return transmission_delay(bits, shannon_rate(p_ul_w, g_ul, n0_w_hz, bandwidth_hz))
-
-
-def gain_db(g) -> np.ndarray:
-    """Linear power gain → dB."""
-    return 10.0 * np.log10(g)

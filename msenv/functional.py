@@ -47,7 +47,6 @@ DEVICE_FEATURES = 5
 GLOBAL_FEATURES = 2
 GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
 P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
-_MIN_EXP = 2.0**-53  # smallest Exp(1) value a 53-bit uniform resolves (never exactly 0)
 
 
 @dataclass(frozen=True)
@@ -111,16 +110,6 @@ def obs_size(cfg: SystemConfig) -> int:
     return DEVICE_FEATURES * cfg.num_devices + GLOBAL_FEATURES
 
 
-def _fading(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
-    """|h|² ~ Exp(1) by inverse CDF from uniforms, times β (SPEC §2)."""
-    h = np.maximum(-np.log1p(-u), _MIN_EXP)
-    k = cfg.num_devices
-    if cfg.fading == "independent":
-        return beta * h[:, :k], beta * h[:, k:]
-    g = beta * h
-    return g, g
-
-
 def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None) -> np.ndarray:
     if rng_dbm is None:
         dbm = np.full(u.shape, fixed_dbm)
@@ -133,8 +122,7 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     """Draw a new episode per row of ``u`` [B, reset_draws(cfg)]: geometry, tasks, drafting
     speeds, budgets and the first round's fading."""
     k = cfg.num_devices
-    lo, hi = cfg.distance_range_m
-    distance = lo + (hi - lo) * u[:, :k]
+    distance = channel.distances_from_uniform(u[:, :k], cfg)
     beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
     n_tasks = len(cfg.tasks)
     task = np.minimum((u[:, k : 2 * k] * n_tasks).astype(np.int64), n_tasks - 1)
@@ -143,7 +131,7 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, 2 * k : 3 * k])
     p_ul = _budget(u[:, 3 * k], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
     p_dl = _budget(u[:, 3 * k + 1], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
-    g_ul, g_dl = _fading(u[:, 3 * k + 2 :], beta, cfg)
+    g_ul, g_dl = channel.fading_from_uniform(u[:, 3 * k + 2 :], beta, cfg)
     return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
                  _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg))
 
@@ -159,7 +147,7 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
         p_ul_w=state.p_ul_w, p_dl_w=state.p_dl_w, coins=coins,
     )
     if cfg.fading_redraw == "round":
-        g_ul, g_dl = _fading(u[:, k : k + fading_draws(cfg)], state.beta, cfg)
+        g_ul, g_dl = channel.fading_from_uniform(u[:, k : k + fading_draws(cfg)], state.beta, cfg)
     else:
         g_ul, g_dl = state.g_ul, state.g_dl
     s = state

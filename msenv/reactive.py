@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .channel import rate_from_snr, shannon_rate, transmission_delay, ul_delay
+from .channel import rate_from_snr, shannon_rate, transmission_delay
 
 MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
 
@@ -91,7 +91,6 @@ def solve(
             sol.modes.reshape(lead + (k,)), sol.dl_power.reshape(lead + (k,)),
             sol.ul_delay.reshape(lead + (k,)), sol.t_com.reshape(lead),
         )
-    n = len(rejected)
     p_ul = np.asarray(p_ul_w, dtype=float)
     p_ul = p_ul[:, None] if p_ul.ndim else p_ul
     p_dl = np.asarray(p_dl_w, dtype=float)
