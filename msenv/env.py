@@ -112,14 +112,7 @@ class MultiSpinEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if options and "config" in options:
-            new = resolve_config(self.config, **_as_dict(options["config"]))
-            for name in _LOCKED_FIELDS:
-                if getattr(new, name) != getattr(self.config, name):
-                    raise ValueError(
-                        f"reset option config.{name}={getattr(new, name)!r} is not allowed: it changes the "
-                        f"spaces (current {getattr(self.config, name)!r}); make a new env instead"
-                    )
-            self.config = new
+            self.config = config_from_options(self.config, options)
             self._build_spaces()
         self._state = F.reset_state(self.np_random.random((1, self._n_reset)), self.config)
         self._ep_tokens = 0.0
@@ -167,6 +160,19 @@ class MultiSpinEnv(gym.Env):
             f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
             f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
         )
+
+
+def config_from_options(current: SystemConfig, options: dict[str, Any]) -> SystemConfig:
+    """The config for ``reset(options={"config": ...})``: ``current`` with the given fields
+    changed; ``num_devices``/``gamma_max`` may not change (they fix the spaces)."""
+    new = resolve_config(current, **_as_dict(options["config"]))
+    for name in _LOCKED_FIELDS:
+        if getattr(new, name) != getattr(current, name):
+            raise ValueError(
+                f"reset option config.{name}={getattr(new, name)!r} is not allowed: it changes the "
+                f"spaces (current {getattr(current, name)!r}); make a new env instead"
+            )
+    return new
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

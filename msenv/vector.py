@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import functional as F
 from .config import SystemConfig, resolve_config
-from .env import INFO_KEYS
+from .env import INFO_KEYS, config_from_options
 
 _PER_DEVICE = ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay")
 
@@ -95,14 +95,11 @@ class MultiSpinVectorEnv(VectorEnv):
             if len(seeds) != self.num_envs:
                 raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={self.num_envs}")
         for i, s in enumerate(seeds):
-            if s is not None or self._state is None:
+            if s is not None:
                 self._gens[i] = seeding.np_random(s)[0]
         if options and "config" in options:
-            new = resolve_config(self.config, **dict(options["config"]))
-            if (new.num_devices, new.gamma_max) != (self.config.num_devices, self.config.gamma_max):
-                raise ValueError("reset option config may not change num_devices or gamma_max (they fix the spaces)")
-            self.config = new
-            self._n_reset, self._n_step = F.reset_draws(new), F.step_draws(new)
+            self.config = config_from_options(self.config, options)
+            self._n_reset, self._n_step = F.reset_draws(self.config), F.step_draws(self.config)
         self._state = self._fresh(np.arange(self.num_envs))
         self._autoreset[:] = False
         self._ep_tokens[:] = 0.0
@@ -150,8 +147,9 @@ class MultiSpinVectorEnv(VectorEnv):
         info["episode_tokens"] = self._ep_tokens.copy()
         info["episode_time"] = self._ep_time.copy()
         info["episode_throughput"] = np.where(mask, self._ep_tokens / np.where(mask, self._ep_time, 1.0), 0.0)
+        all_live = bool(mask.all())
         for key in INFO_KEYS:
-            if not mask.all():
+            if not all_live:
                 val = info[key]
                 m = mask.reshape(mask.shape + (1,) * (val.ndim - 1))
                 info[key] = np.where(m, val, np.zeros_like(val))

@@ -131,3 +131,11 @@ def test_pettingzoo_rewards_and_observations_match_single_env():
     with pytest.raises(ValueError, match="missing"):
         pz.reset(seed=0)
         pz.step({"device_0": 1})
+
+
+def test_vector_reset_config_option_uses_the_env_rule():
+    v = MultiSpinVectorEnv(2, num_devices=3)
+    v.reset(seed=0, options={"config": {"p_dl_dbm": 12.0}})
+    assert v.config.p_dl_dbm == 12.0
+    with pytest.raises(ValueError, match="num_devices"):
+        v.reset(seed=0, options={"config": {"num_devices": 4}})
