@@ -8,6 +8,7 @@ controllers (the outcome draws do not depend on the actions). Metrics per episod
 - ``throughput``: long-run Σ tokens / Σ time, tokens/s;
 - ``mean_gamma``: mean draft length; ``share_accepted`` / ``share_ul`` / ``share_dl``: fraction of
   device-rounds all-accepted / corrected via UL / via DL; ``t_com_ms``: mean T_com;
+  ``t_cmp_ms``: mean computation time T_cmp = drafting + verification;
 - ``decision_ms``: controller wall time per round.
 
 Summaries give mean and 95% confidence half-width (Student t) over episodes, plus the
@@ -39,7 +40,8 @@ from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
 
 from .base import Controller, check_output
 
-METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "decision_ms")
+METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "t_cmp_ms",
+           "decision_ms")
 
 
 @dataclass
@@ -63,6 +65,7 @@ class EpisodeStats:
     share_ul: float
     share_dl: float
     t_com_ms: float
+    t_cmp_ms: float
     decision_ms: float
 
 
@@ -71,7 +74,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
     env = MultiSpinEnv(config)
     obs, _ = env.reset(seed=seed)
     controller.reset(seed)
-    good, t_com, dec, summaries = [], [], [], []
+    good, t_com, t_cmp, dec, summaries = [], [], [], [], []
     tokens = time_ = 0.0
     done = False
     while not done:
@@ -84,6 +87,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         done = term or trunc
         good.append(info["goodput"])
         t_com.append(info["t_com"])
+        t_cmp.append(info["t_draft"] + info["t_verify"])
         summaries.append(round_summary(gamma, info["modes"]))
         tokens += info["tokens"].sum()
         time_ += info["latency"]
@@ -91,7 +95,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
     return EpisodeStats(
         label=label or controller.name, episode=episode, seed=seed,
         goodput=float(np.mean(good)), throughput=tokens / time_, **means,
-        t_com_ms=1e3 * float(np.mean(t_com)), decision_ms=1e3 * float(np.mean(dec)),
+        t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=1e3 * float(np.mean(dec)),
     )
 
 

@@ -29,7 +29,7 @@ from msenv import preset
 from msenv.config import SystemConfig
 
 P_DL_REF_DBM, P_UL_REF_DBM = 30.0, 15.0
-METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms")
+METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "t_cmp_ms")
 
 
 def watt_to_dbm(w: float) -> float:

@@ -270,3 +270,13 @@ def test_context_predictor_adapter():
     act, state = pred.predict(obs)
     assert act.tolist() == [2] * 4 and state is None
     assert isinstance(ControllerFactory("local-search")(), LocalSearch)
+
+
+def test_harness_computation_time_metric():
+    cfg = SystemConfig(episode_length=5, num_devices=7)
+    rows = summarize(evaluate([parse_entry("fixed-0"), parse_entry("fixed-3")], cfg, episodes=2, seed=1))
+    assert rows[0]["t_cmp_ms"] == pytest.approx(1e3 * (cfg.t_verify_base_s + 7 * cfg.t_verify_per_device_s))
+    assert rows[0]["t_com_ms"] == 0.0
+    # γ = 3: drafting adds 3 × the slowest device's per-token time, within [1, 1.15] × T_ref
+    extra = rows[1]["t_cmp_ms"] - rows[0]["t_cmp_ms"]
+    assert 3e3 * cfg.t_draft_ref_s <= extra <= 3e3 * cfg.t_draft_ref_s * 1.15
