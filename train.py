@@ -4,6 +4,7 @@
     python train.py --quick              # smoke run (< 2 min)
     python train.py --env-id msenv/MultiSpin-DeepSeek-v0 --p-dl-dbm 20
     python train.py --p-dl-range 10 40   # one policy for a range of DL budgets
+    python train.py --resume runs/ppo-qwen2.5 [--timesteps 1000000]   # continue a stopped run
 
 Steps: (1) GreedySAA, OptimalUniform, ComputationOnly and Fixed(4) run on the held-out
 evaluation seeds (their goodput/throughput become TensorBoard reference lines); (2) PPO trains
@@ -11,6 +12,14 @@ with EvalCallback, CheckpointCallback and the msenv metrics callback; (3) the tr
 saved (model + VecNormalize + config) and evaluated on the same seeds; (4) the paired table is
 printed and written (CSV + JSON) with a PNG learning curve against the baseline lines.
 Outputs go to ``--log-dir`` (TensorBoard: ``tensorboard --logdir <log-dir>/tb``).
+
+Run safety: Ctrl-C (SIGINT) or SIGTERM stops training after the current step and saves the agent
+(``<log-dir>/agent``) and a resumable checkpoint (``<log-dir>/resume``: model with optimiser
+state, VecNormalize statistics, arguments, baseline results, metrics), then exits with 130 / 143.
+The resumable checkpoint is also written every ``--checkpoint-minutes`` of wall-clock time and at
+the end, so a killed run loses at most that interval. ``--resume <log-dir>`` continues to
+``--timesteps`` (default: the original run's) in the same TensorBoard run; a finished run can be
+extended the same way.
 """
 
 from __future__ import annotations
@@ -42,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     env.add_argument("--mode-policy", choices=MODE_POLICIES, help="reactive policy (default optimal)")
     env.add_argument("--episode-length", type=int, help="rounds per episode (default 100)")
     tr = ap.add_argument_group("training")
-    tr.add_argument("--timesteps", type=int, default=500_000, help="PPO environment steps (default 500000)")
+    tr.add_argument("--timesteps", type=int, default=None, help="PPO environment steps in all (default 500000; "
+                    "with --resume: the original run's)")
     tr.add_argument("--n-envs", type=int, default=16, help="parallel environments (default 16)")
     tr.add_argument("--vec-env", default="batched", choices=("batched", "subproc", "dummy"),
                     help="batched: native batched env in-process (fastest); subproc: SubprocVecEnv (spawn)")
@@ -58,6 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--eval-seed", type=int, default=10_000, help="first held-out seed (default 10000)")
     ev.add_argument("--eval-freq", type=int, default=50_000, help="EvalCallback period in env steps (default 50000)")
     ev.add_argument("--checkpoint-freq", type=int, default=250_000, help="CheckpointCallback period in env steps")
+    ev.add_argument("--checkpoint-minutes", type=float, default=10.0,
+                    help="write the resumable checkpoint every this many minutes of wall-clock time (default 10)")
+    ev.add_argument("--resume", metavar="LOG_DIR", default=None,
+                    help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
     ev.add_argument("--workers", type=int, default=2, help="processes for the baseline evaluation (default 2)")
     ev.add_argument("--log-dir", default=None, help="output directory (default runs/ppo-<preset>[-quick])")
     ev.add_argument("--quick", action="store_true", help="tiny budget for a smoke run (%s)" % ", ".join(f"{k}={v}" for k, v in QUICK.items()))
@@ -65,16 +79,24 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+#: arguments a resumed run may change; everything else comes from the checkpoint
+RESUME_MUTABLE = ("timesteps", "resume", "no_progress", "workers", "checkpoint_minutes")
+
+
 def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConfig]:
     ap = build_parser()
     args = ap.parse_args(argv)
+    if args.resume is not None:
+        return _parse_resume(ap, args)
     if args.quick:
         for key, val in QUICK.items():
-            if key == "episode_length":
-                if args.episode_length is None:
-                    args.episode_length = val
+            if key in ("episode_length", "timesteps"):
+                if getattr(args, key) is None:
+                    setattr(args, key, val)
             elif getattr(args, key) == ap.get_default(key):
                 setattr(args, key, val)
+    if args.timesteps is None:
+        args.timesteps = 500_000
     for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads"):
         val = getattr(args, name)
         if val < 1:
@@ -83,6 +105,8 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         val = getattr(args, name)
         if val is not None and val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
+    if not args.checkpoint_minutes > 0:
+        ap.error(f"--checkpoint-minutes {args.checkpoint_minutes} is invalid; allowed: a number > 0")
     if args.learning_rate is not None and not args.learning_rate > 0:
         ap.error(f"--learning-rate {args.learning_rate} is invalid; allowed: a number > 0")
     if args.gamma is not None and not 0.0 <= args.gamma <= 1.0:
@@ -100,11 +124,46 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
     try:
         cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         ap.error(str(e))
     if args.log_dir is None:
         args.log_dir = f"runs/ppo-{cfg.preset}" + ("-quick" if args.quick else "")
+    _check_writable(ap, args.log_dir)
     return args, cfg
+
+
+def _check_writable(ap: argparse.ArgumentParser, log_dir: str) -> None:
+    """One clear line (argparse's usage error) when the output directory cannot be written."""
+    try:
+        path = Path(log_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        ap.error(f"--log-dir {log_dir}: cannot write there ({e.strerror or e})")
+
+
+def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[argparse.Namespace, SystemConfig]:
+    from agents.checkpoint import read_state
+
+    try:
+        state = read_state(Path(args.resume) / "resume")
+    except FileNotFoundError as e:
+        ap.error(f"--resume {args.resume}: {e}")
+    saved = dict(state["args"])
+    for name in RESUME_MUTABLE:
+        if name == "timesteps" and args.timesteps is None:
+            continue
+        saved[name] = getattr(args, name)
+    saved["log_dir"] = args.resume
+    new = argparse.Namespace(**saved)
+    if new.timesteps < 1:
+        ap.error(f"--timesteps {new.timesteps} is invalid; allowed: an integer ≥ 1")
+    if not new.checkpoint_minutes > 0:
+        ap.error(f"--checkpoint-minutes {new.checkpoint_minutes} is invalid; allowed: a number > 0")
+    _check_writable(ap, new.log_dir)
+    return new, SystemConfig.from_dict(state["config"])
 
 
 def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -156,44 +215,84 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
 
     from agents.callbacks import MetricsCallback
+    from agents.checkpoint import GracefulStop, RunSafetyCallback, load_resumable, read_state, save_resumable
     from agents.controller import AgentFactory, save_agent
     from agents.envs import make_vec_env, normalize
     from agents.ppo import DEFAULT_PPO, make_ppo
-    from baselines.evaluate import Entry, evaluate, parse_entry, print_table, summarize, write_csv, write_json
+    from baselines.evaluate import (Entry, EpisodeStats, evaluate, parse_entry, print_table, summarize, write_csv,
+                                    write_json)
 
     torch.set_num_threads(args.torch_threads)
     out = Path(args.log_dir)
     out.mkdir(parents=True, exist_ok=True)
+    resume_dir = out / "resume"
+    state = read_state(resume_dir) if args.resume else {}
     progress = not args.no_progress
     t_start = time.perf_counter()
 
-    # (1) baselines on the held-out seeds → reference lines
+    # (1) baselines on the held-out seeds → reference lines (kept in the checkpoint)
     t0 = time.perf_counter()
-    base_results = evaluate([parse_entry(n) for n in BASELINES], cfg, args.eval_episodes, args.eval_seed,
-                            workers=args.workers, progress=progress)
+    if state.get("baselines"):
+        base_results = [EpisodeStats(**r) for r in state["baselines"]]
+    else:
+        try:
+            base_results = evaluate([parse_entry(n) for n in BASELINES], cfg, args.eval_episodes, args.eval_seed,
+                                    workers=args.workers, progress=progress)
+        except KeyboardInterrupt:
+            print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)
+            return {"exit_code": 130}
     t_baselines = time.perf_counter() - t0
     refs = {r["controller"].replace("-", "_"): {"goodput": r["goodput"], "throughput": r["throughput"]}
             for r in summarize(base_results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
 
-    # (2) PPO training
+    # (2) PPO training (new, or continued from the resumable checkpoint)
     params = ppo_overrides(args)
     gamma = params.get("gamma", DEFAULT_PPO["gamma"])
-    venv = normalize(make_vec_env(cfg, args.n_envs, args.seed, args.vec_env), gamma)
+    done_steps = int(state.get("num_timesteps", 0))
+    # a resumed run plays fresh episodes: env seeds continue after the steps already done
+    raw_venv = make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)
+    if args.resume:
+        model, venv = load_resumable(resume_dir, raw_venv, tensorboard_log=str(out / "tb"))
+    else:
+        venv = normalize(raw_venv, gamma)
+        model = make_ppo(venv, seed=args.seed, tensorboard_log=str(out / "tb"), **params)
     eval_env = normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False)
-    model = make_ppo(venv, seed=args.seed, tensorboard_log=str(out / "tb"), **params)
     metrics = MetricsCallback(refs)
-    callbacks = CallbackList([
-        metrics,
-        EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
-                     log_path=str(out / "eval"), best_model_save_path=str(out / "best"), deterministic=True, verbose=0),
-        CheckpointCallback(save_freq=max(args.checkpoint_freq // args.n_envs, 1), save_path=str(out / "checkpoints"),
-                           name_prefix="ppo", save_vecnormalize=True),
-    ])
-    t0 = time.perf_counter()
-    model.learn(args.timesteps, callback=callbacks, progress_bar=progress, tb_log_name="ppo")
-    t_train = time.perf_counter() - t0
-    agent_dir = save_agent(out / "agent", model, venv, cfg, extra={"ppo": {**DEFAULT_PPO, **params}, "timesteps": args.timesteps})
+    metrics.history = list(state.get("metrics", []))
+    eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
+                           log_path=str(out / "eval"), best_model_save_path=str(out / "best"), deterministic=True,
+                           verbose=0)
+    _restore_eval_history(eval_cb, out / "eval" / "evaluations.npz", done_steps)
+    base_dump = [r.__dict__ for r in base_results]
+
+    def checkpoint() -> Path:
+        return save_resumable(resume_dir, model, venv, {"args": vars(args), "config": cfg.to_dict(),
+                                                         "baselines": base_dump, "metrics": metrics.history})
+
+    remaining = args.timesteps - model.num_timesteps
+    with GracefulStop() as stop:
+        safety = RunSafetyCallback(stop, checkpoint, 60.0 * args.checkpoint_minutes)
+        callbacks = CallbackList([
+            safety, metrics, eval_cb,
+            CheckpointCallback(save_freq=max(args.checkpoint_freq // args.n_envs, 1), save_path=str(out / "checkpoints"),
+                               name_prefix="ppo", save_vecnormalize=True),
+        ])
+        print(f"training PPO: steps {model.num_timesteps} → {args.timesteps}, log dir {out}", flush=True)
+        t0 = time.perf_counter()
+        if remaining > 0:
+            model.learn(remaining, callback=callbacks, progress_bar=progress, tb_log_name="ppo",
+                        reset_num_timesteps=not args.resume)
+        t_train = time.perf_counter() - t0
+    extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps)}
+    agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
+    checkpoint()
     venv.close()
+    if stop.requested:
+        code = 130 if stop.signal_name == "SIGINT" else 143
+        print(f"stopped by {stop.signal_name} at step {model.num_timesteps} of {args.timesteps}: agent saved in "
+              f"{agent_dir}, resumable checkpoint in {resume_dir}\n"
+              f"continue with: python train.py --resume {out}", flush=True)
+        return {"exit_code": code, "log_dir": str(out), "num_timesteps": int(model.num_timesteps)}
 
     # (3) PPO on the same held-out seeds; (4) paired table + plot
     ppo_results = evaluate([Entry("ppo", AgentFactory(agent_dir))], cfg, args.eval_episodes, args.eval_seed, progress=progress)
@@ -220,8 +319,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 "training_metrics": metrics.history}, out / "comparison.json")
     plot_learning_curve(out / "learning_curve.png", out / "eval" / "evaluations.npz", metrics.history, rows, cfg)
     print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.json'}, {out / 'learning_curve.png'}; agent in {agent_dir}")
-    return {"rows": rows, "summary": summary, "log_dir": str(out)}
+    return {"exit_code": 0, "rows": rows, "summary": summary, "log_dir": str(out)}
+
+
+def _restore_eval_history(eval_cb, npz: Path, done_steps: int) -> None:
+    """A resumed run keeps the EvalCallback points logged before the stop."""
+    if done_steps == 0 or not npz.exists():
+        return
+    import numpy as np
+
+    data = np.load(npz)
+    keep = data["timesteps"] <= done_steps
+    eval_cb.evaluations_timesteps = [int(t) for t in data["timesteps"][keep]]
+    eval_cb.evaluations_results = [list(r) for r in data["results"][keep]]
+    eval_cb.evaluations_length = [list(r) for r in data["ep_lengths"][keep]]
 
 
 if __name__ == "__main__":
-    sys.exit(0 if main() else 1)
+    sys.exit(main().get("exit_code", 0))

@@ -298,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             overrides["episode_length"] = args.rounds
         cfg = resolve_config(args.preset, **overrides)
         entries = [parse_entry(s) for s in args.controllers]
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         ap.error(str(e))
     results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress)
     rows = summarize(results)

@@ -19,7 +19,7 @@ import numpy as np
 from msenv import latency
 from msenv.functional import RoundContext
 from msenv.goodput import communication_time, saa_objective
-from msenv.saa import SAAEstimator
+from msenv.saa import SAAEstimator, check_saa_args
 
 from .base import Controller
 from .simple import best_uniform
@@ -94,7 +94,7 @@ class GreedySAA(Controller):
 
     def __init__(self, n_samples: int | None = None, objective: str | None = None, policy: str | None = None) -> None:
         super().__init__()
-        self.n_samples, self.objective, self.policy = n_samples, objective, policy
+        self.n_samples, self.objective, self.policy = check_saa_args(type(self).__name__, n_samples, objective, policy)
         self.last_trace: list = []
 
     def estimator(self, context: RoundContext) -> SAAEstimator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from msenv.functional import RoundContext
-from msenv.saa import SAAEstimator
+from msenv.saa import SAAEstimator, check_saa_args
 
 from .base import Controller
 
@@ -15,6 +15,8 @@ class Fixed(Controller):
 
     def __init__(self, gamma: int = 4) -> None:
         super().__init__()
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, np.integer)) or gamma < 0:
+            raise ValueError(f"Fixed gamma={gamma!r} is invalid; allowed: an integer ≥ 0 (and ≤ the env's gamma_max)")
         self.gamma = int(gamma)
         self.name = f"fixed-{self.gamma}"
 
@@ -41,7 +43,7 @@ class OptimalUniform(Controller):
 
     def __init__(self, n_samples: int | None = None, objective: str | None = None, policy: str | None = None) -> None:
         super().__init__()
-        self.n_samples, self.objective, self.policy = n_samples, objective, policy
+        self.n_samples, self.objective, self.policy = check_saa_args(type(self).__name__, n_samples, objective, policy)
 
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         est = SAAEstimator(context, self.rng, self.n_samples, self.policy, self.objective)

@@ -99,7 +99,9 @@ class SystemConfig:
         _check_range(self, "distance_range_m", lo=0.0, hi=1e6, lo_open=True)
         _check_choice(self, "fading", FADING_MODELS)
         _check_choice(self, "fading_redraw", FADING_REDRAW)
-        _check_float(self, "t_verify_base_s", lo=0.0, hi=1e3)
+        # T0 > 0: a verification pass always takes time, so a round (even with every γ_k = 0)
+        # has a positive latency and the goodput Σ N / T is finite.
+        _check_float(self, "t_verify_base_s", lo=0.0, hi=1e3, lo_open=True)
         _check_float(self, "t_verify_per_device_s", lo=0.0, hi=1e3)
         _check_float(self, "t_verify_per_token_s", lo=0.0, hi=1e3)
         _check_choice(self, "verify_batch", VERIFY_BATCH)
@@ -161,13 +163,12 @@ class SystemConfig:
 
     # ------------------------------------------------------------------ helpers
     def replace(self, **changes: Any) -> SystemConfig:
-        """A validated copy with ``changes`` applied; unknown names raise ValueError."""
-        names = {f.name for f in dataclasses.fields(self)}
-        for key in changes:
-            if key not in names:
-                raise ValueError(
-                    f"unknown config field {key!r}; allowed fields: {', '.join(sorted(names))}"
-                )
+        """A validated copy with ``changes`` applied.
+
+        An unknown name raises ``TypeError`` in Python's wording (as any function given an
+        unexpected keyword); a bad value raises ``ValueError``.
+        """
+        check_fields("SystemConfig.replace()", changes)
         changes = {k: _tupled(v) for k, v in changes.items()}
         return dataclasses.replace(self, **changes)
 
@@ -228,6 +229,25 @@ def resolve_config(config: SystemConfig | dict[str, Any] | str | None, **overrid
 
 
 # ---------------------------------------------------------------------- checks
+FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(SystemConfig))
+
+
+def check_fields(owner: str, names) -> None:
+    """Raise Python's ``TypeError`` for the first name that is not a config field.
+
+    ``owner`` is the callable as Python would name it (``"MultiSpinEnv.__init__()"``), so the
+    message reads ``MultiSpinEnv.__init__() got an unexpected keyword argument 'x'`` — the text
+    libraries probe for (SB3's ``make_vec_env`` retries without ``render_mode`` on TypeError,
+    TorchRL's ``GymEnv`` without ``frameskip``).
+    """
+    for key in names:
+        if key not in FIELD_NAMES:
+            raise TypeError(
+                f"{owner} got an unexpected keyword argument {key!r} "
+                f"(allowed: the config fields {', '.join(sorted(FIELD_NAMES))})"
+            )
+
+
 def _fail(name: str, value: Any, allowed: str) -> None:
     raise ValueError(f"config field {name}={value!r} is invalid; allowed: {allowed}")
 
@@ -283,6 +303,7 @@ __all__ = [
     "preset",
     "resolve_config",
     "dbm_to_watt",
+    "check_fields",
     "MODE_POLICIES",
     "TASKS",
 ]

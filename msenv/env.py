@@ -21,7 +21,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import functional as F
-from .config import SystemConfig, resolve_config
+from .config import SystemConfig, check_fields, resolve_config
 from .goodput import RoundResult
 from .reactive import MODE_DL, MODE_NONE, MODE_UL
 
@@ -83,23 +83,27 @@ class MultiSpinEnv(gym.Env):
 
     Args:
         config: a :class:`~msenv.config.SystemConfig`, a dict of its fields, or a preset name.
-        render_mode: ``None`` or ``"ansi"``.
-        **overrides: config fields to override (e.g. ``p_dl_dbm=20``).
+        render_mode: ``None``, ``"rgb_array"`` (a picture of the last round, uint8
+            [360, 640, 3]; needs matplotlib) or ``"ansi"`` (one line of text).
+        **overrides: config fields to override (e.g. ``p_dl_dbm=20``); any other keyword
+            raises ``TypeError`` as Python does.
 
     ``reset(options={"config": {...}})`` changes config fields for the coming episodes
     (except ``num_devices``/``gamma_max``, which fix the spaces).
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
 
     def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
+        check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed: None, 'ansi'")
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._build_spaces()
         self._state: F.State | None = None
         self._last: dict[str, Any] | None = None
+        self._last_action: np.ndarray | None = None
+        self._renderer = None
 
     def _build_spaces(self) -> None:
         cfg = self.config
@@ -118,6 +122,7 @@ class MultiSpinEnv(gym.Env):
         self._ep_tokens = 0.0
         self._ep_time = 0.0
         self._last = None
+        self._last_action = None
         return F.observe(self._state, self.config)[0], {}
 
     def step(self, action):
@@ -131,6 +136,7 @@ class MultiSpinEnv(gym.Env):
         self._ep_time += float(res.latency[0])
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
         self._last = info
+        self._last_action = gamma
         truncated = bool(self._state.t[0] >= cfg.episode_length)
         reward = info["goodput"] * cfg.reward_scale
         return F.observe(self._state, cfg)[0], reward, False, truncated, info
@@ -149,8 +155,18 @@ class MultiSpinEnv(gym.Env):
         return self._state
 
     def render(self):
-        if self.render_mode != "ansi":
+        """``"rgb_array"``: uint8 [360, 640, 3] picture of the last round (see
+        :mod:`msenv.render`); ``"ansi"``: one line of text; ``None``: nothing."""
+        if self.render_mode is None:
             return None
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "rgb_array":
+            if self._renderer is None:
+                from .render import RoundRenderer
+
+                self._renderer = RoundRenderer(self.config.distance_range_m[1])
+            return self._renderer.frame(self._state.distance[0], int(self._state.t[0]), self._last_action, self._last)
         if self._last is None:
             return "msenv: no round played yet\n"
         i = self._last
@@ -160,6 +176,13 @@ class MultiSpinEnv(gym.Env):
             f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
             f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
         )
+
+
+def check_render_mode(render_mode: Any, allowed: list[str]) -> None:
+    """``render_mode`` must be None or one of ``allowed`` (Gymnasium's mode names)."""
+    if render_mode is not None and render_mode not in allowed:
+        names = ", ".join(["None"] + [repr(m) for m in allowed])
+        raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed: {names}")
 
 
 def config_from_options(current: SystemConfig, options: dict[str, Any]) -> SystemConfig:

@@ -28,7 +28,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from .config import SystemConfig
+from .config import SystemConfig, check_fields
 from .env import MultiSpinEnv
 from .functional import DEVICE_FEATURES, GLOBAL_FEATURES
 
@@ -39,12 +39,13 @@ REWARD_MODES = ("shared", "per_device")
 class MultiSpinParallelEnv(ParallelEnv):
     """Each device is an agent (see module docstring)."""
 
-    metadata = {"name": "msenv_multispin_v0", "render_modes": ["ansi"], "is_parallelizable": True}
+    metadata = {"name": "msenv_multispin_v0", "render_modes": ["rgb_array", "ansi"], "is_parallelizable": True}
 
     def __init__(self, config: SystemConfig | dict | str | None = None, reward: str = "shared",
                  render_mode: str | None = None, **overrides: Any) -> None:
         if reward not in REWARD_MODES:
             raise ValueError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARD_MODES))}")
+        check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.env = MultiSpinEnv(config, render_mode=render_mode, **overrides)
         self.config = self.env.config
         self.reward_mode = reward

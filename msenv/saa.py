@@ -17,8 +17,25 @@ from __future__ import annotations
 import numpy as np
 
 from . import acceptance, latency
+from .config import MODE_POLICIES, SAA_OBJECTIVES
 from .functional import RoundContext
 from .goodput import communication_time, saa_objective
+
+
+def check_saa_args(owner: str, n_samples, objective, policy):
+    """Validate SAA settings (None = the config's); returns them unchanged.
+
+    Raises ValueError naming ``owner``, the argument, its value and what is allowed.
+    """
+    if n_samples is not None and (
+        isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= 10**7
+    ):
+        raise ValueError(f"{owner} n_samples={n_samples!r} is invalid; allowed: None (the config's n_saa) or an integer in [1, 10000000]")
+    if objective is not None and objective not in SAA_OBJECTIVES:
+        raise ValueError(f"{owner} objective={objective!r} is invalid; allowed: None, {', '.join(map(repr, SAA_OBJECTIVES))}")
+    if policy is not None and policy not in MODE_POLICIES:
+        raise ValueError(f"{owner} policy={policy!r} is invalid; allowed: None, {', '.join(map(repr, MODE_POLICIES))}")
+    return n_samples, objective, policy
 
 
 class SAAEstimator:
@@ -42,6 +59,7 @@ class SAAEstimator:
         objective: str | None = None,
         communication: bool = True,
     ) -> None:
+        check_saa_args("SAAEstimator", n_samples, objective, policy)
         cfg = context.config
         self.config = cfg
         self.context = context

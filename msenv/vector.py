@@ -27,7 +27,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from . import functional as F
-from .config import SystemConfig, resolve_config
+from .config import SystemConfig, check_fields, resolve_config
 from .env import INFO_KEYS, config_from_options
 
 _PER_DEVICE = ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay")
@@ -46,6 +46,7 @@ class MultiSpinVectorEnv(VectorEnv):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
+        check_fields(f"{type(self).__name__}.__init__()", overrides)
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
         if render_mode is not None:

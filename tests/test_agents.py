@@ -177,3 +177,64 @@ def test_subproc_vec_env_under_spawn_matches_single_envs():
         venv.close()
     with pytest.raises(ValueError, match="vec env kind"):
         make_vec_env(SMALL, 2, 0, "threads")
+
+
+# ---------------------------------------------------------------------- run safety (issue: ecosystem)
+def test_signal_stops_training_saves_and_resume_finishes(tmp_path):
+    """SIGINT mid-training: agent + resumable checkpoint saved, exit 130; --resume continues to
+    the requested total in the same TensorBoard run; the final agent plays."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    proc = subprocess.Popen(
+        [sys.executable, "train.py", "--quick", "--no-progress", "--timesteps", "10000000", "--log-dir", str(out),
+         "--checkpoint-minutes", "0.005"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    deadline = time.monotonic() + 180
+    line = ""
+    while "training PPO" not in line and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+    assert "training PPO" in line
+    # the wall-clock checkpoint (every 0.3 s) appears while training runs
+    while not (out / "resume" / "state.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert (out / "resume" / "state.json").exists()
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert f"continue with: python train.py --resume {out}" in stdout
+    saved = json.loads((out / "resume" / "state.json").read_text())
+    done = saved["num_timesteps"]
+    assert 0 < done < 10_000_000
+    assert (out / "agent" / "model.zip").exists() and (out / "agent" / "vecnormalize.pkl").exists()
+    assert load_agent(out / "agent").model.num_timesteps == done
+
+    target = done + 1024
+    r = _run(["train.py", "--resume", str(out), "--timesteps", str(target), "--no-progress"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    final = json.loads((out / "resume" / "state.json").read_text())["num_timesteps"]
+    assert target <= final < target + 8 * 64  # SB3 finishes the last rollout (n_envs × n_steps)
+    assert [p.name for p in (out / "tb").iterdir()] == ["ppo_1"]  # the same TensorBoard run
+    agent = load_agent(out / "agent")
+    assert agent.model.num_timesteps == final
+    envm = MultiSpinEnv(agent.config)
+    obs, _ = envm.reset(seed=1)
+    for _ in range(3):
+        obs, r_, *_ = envm.step(agent.act(envm.context, obs))
+        assert np.isfinite(r_) and r_ > 0
+    assert "PPO / GreedySAA" in r.stdout
+
+
+def test_resume_and_log_dir_errors_are_one_clear_line(tmp_path):
+    r = _run(["train.py", "--resume", str(tmp_path / "nothing")])
+    assert r.returncode == 2 and "no resumable checkpoint" in r.stderr and "Traceback" not in r.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = _run(["train.py", "--quick", "--log-dir", str(blocker / "sub")])
+    assert r.returncode == 2 and "--log-dir" in r.stderr and "cannot write there" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("python train.py: error: --log-dir")

@@ -2,6 +2,7 @@
 computations."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -280,3 +281,27 @@ def test_harness_computation_time_metric():
     # γ = 3: drafting adds 3 × the slowest device's per-token time, within [1, 1.15] × T_ref
     extra = rows[1]["t_cmp_ms"] - rows[0]["t_cmp_ms"]
     assert 3e3 * cfg.t_draft_ref_s <= extra <= 3e3 * cfg.t_draft_ref_s * 1.15
+
+
+# ---------------------------------------------------------------------- input defects (issue: ecosystem)
+@pytest.mark.parametrize("make,msg", [
+    (lambda: GreedySAA(n_samples=0), "n_samples=0"),
+    (lambda: GreedySAA(n_samples=2.5), "n_samples=2.5"),
+    (lambda: OptimalUniform(n_samples=-3), "n_samples=-3"),
+    (lambda: ComputationOnly(objective="median"), "objective='median'"),
+    (lambda: GreedySAA(policy="sideways"), "policy='sideways'"),
+    (lambda: Fixed(-1), "gamma=-1"),
+    (lambda: Fixed(2.5), "gamma=2.5"),
+])
+def test_controller_arguments_are_checked_at_construction(make, msg):
+    with pytest.raises(ValueError, match=re.escape(msg)):
+        make()
+
+
+def test_zero_verification_time_is_rejected_so_goodput_stays_finite():
+    with pytest.raises(ValueError, match="t_verify_base_s=0"):
+        SystemConfig(t_verify_base_s=0.0, t_verify_per_device_s=0.0)
+    env = MultiSpinEnv(SystemConfig(t_verify_base_s=1e-9, t_verify_per_device_s=0.0, verify_batch="drafting"))
+    env.reset(seed=0)
+    _, r, *_ = env.step(np.zeros(20, dtype=int))
+    assert np.isfinite(r) and r == pytest.approx(20 / 1e-9)  # 20 bonus tokens in T0

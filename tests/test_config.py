@@ -26,7 +26,7 @@ BAD = {
     "distance_range_m": [(0.0, 10.0), (500.0, 100.0), (1.0, math.inf)],
     "fading": ["rician", 1],
     "fading_redraw": ["never"],
-    "t_verify_base_s": [-0.1, math.nan],
+    "t_verify_base_s": [-0.1, math.nan, 0.0],  # T0 = 0 would allow a zero-latency round
     "t_verify_per_device_s": [-1e-3],
     "t_verify_per_token_s": [math.inf],
     "verify_batch": ["some"],
@@ -73,8 +73,10 @@ def test_presets_and_resolution():
     assert q.num_devices == 5 and q.t_verify_base_s == 0.0428
     with pytest.raises(ValueError, match="preset"):
         preset("llama")
-    with pytest.raises(ValueError, match="unknown config field 'foo'"):
+    with pytest.raises(TypeError, match=r"SystemConfig.replace\(\) got an unexpected keyword argument 'foo'"):
         SystemConfig().replace(foo=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
+        resolve_config({"foo": 1})
     assert resolve_config({"preset": "deepseek-r1", "p_dl_dbm": 20}).p_dl_dbm == 20
     assert resolve_config("deepseek-r1") == d
     assert SystemConfig.from_dict(q.to_dict()) == q

@@ -1,0 +1,122 @@
+"""Run safety for training: resumable checkpoints, graceful stop on SIGINT/SIGTERM, and
+checkpoints by wall-clock interval (so a killed run loses at most that interval).
+
+A *resumable checkpoint* is a directory holding ``model.zip`` (SB3 PPO, with its step count and
+optimiser state), ``vecnormalize.pkl`` (running observation/return statistics) and
+``state.json`` (whatever the training script needs to continue: its arguments, the step count,
+logged metrics). It is written to a temporary sibling and renamed into place, so a kill during
+the save leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from stable_baselines3.common.callbacks import BaseCallback
+
+MODEL_FILE, NORM_FILE, STATE_FILE = "model.zip", "vecnormalize.pkl", "state.json"
+
+
+def save_resumable(path: str | Path, model, vecnormalize, state: dict[str, Any]) -> Path:
+    """Write a resumable checkpoint atomically (tmp dir + rename) and return its path."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    model.save(tmp / MODEL_FILE)
+    if vecnormalize is not None:
+        vecnormalize.save(str(tmp / NORM_FILE))
+    (tmp / STATE_FILE).write_text(json.dumps({**state, "num_timesteps": int(model.num_timesteps)}, indent=2))
+    old = path.with_name(path.name + ".old")
+    if path.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    if old.exists():
+        shutil.rmtree(old)
+    return path
+
+
+def read_state(path: str | Path) -> dict[str, Any]:
+    """The ``state.json`` of a resumable checkpoint (clear error when there is none)."""
+    path = Path(path)
+    f = path / STATE_FILE
+    if not f.exists() or not (path / MODEL_FILE).exists():
+        raise FileNotFoundError(f"no resumable checkpoint at {path} (expected {MODEL_FILE} and {STATE_FILE})")
+    return json.loads(f.read_text())
+
+
+def load_resumable(path: str | Path, venv, **model_kwargs: Any):
+    """(model, VecNormalize) from a checkpoint, attached to the fresh ``venv`` (training mode)."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    path = Path(path)
+    read_state(path)
+    if (path / NORM_FILE).exists():
+        venv = VecNormalize.load(str(path / NORM_FILE), venv)
+        venv.training = True
+    model = PPO.load(path / MODEL_FILE, env=venv, device="cpu", **model_kwargs)
+    return model, venv
+
+
+class GracefulStop:
+    """Context manager: the first SIGINT/SIGTERM sets :attr:`signal_name` instead of killing the
+    process (a second SIGINT interrupts as usual); the previous handlers come back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+        self._old: dict[int, Any] = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signal_name is not None
+
+    def _handle(self, signum, frame) -> None:
+        if self.signal_name is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal_name = signal.Signals(signum).name
+        print(f"\n{self.signal_name} received: stopping after this step and saving (SIGINT again to abort)", flush=True)
+
+    def __enter__(self) -> GracefulStop:
+        for s in self.SIGNALS:
+            self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, h in self._old.items():
+            signal.signal(s, h)
+
+
+class RunSafetyCallback(BaseCallback):
+    """Stops ``learn()`` when a :class:`GracefulStop` was signalled, and writes the resumable
+    checkpoint every ``interval_s`` seconds of wall-clock time (``save`` is called with the
+    model; it writes the checkpoint)."""
+
+    def __init__(self, stop: GracefulStop, save, interval_s: float | None, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.stop, self.save, self.interval_s = stop, save, interval_s
+        self._last = time.monotonic()
+        self.n_saves = 0
+
+    def _on_step(self) -> bool:
+        if self.stop.requested:
+            return False
+        if self.interval_s is not None and time.monotonic() - self._last >= self.interval_s:
+            self.save()
+            self.n_saves += 1
+            self._last = time.monotonic()
+        return True
+
+
+__all__ = ["GracefulStop", "RunSafetyCallback", "load_resumable", "read_state", "save_resumable"]
