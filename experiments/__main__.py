@@ -17,6 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="first drop seed (default 0)")
     ap.add_argument("--out", default="results", help="output directory (default results/)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                    help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
+                         "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
     ap.add_argument("--agent", default=None, help="fig11: directory of a trained agent (adds a PPO row)")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
@@ -30,14 +33,14 @@ def main(argv: list[str] | None = None) -> int:
         from .gap import run_gap
 
         run_gap(args.out, args.drops, args.seed, args.num_devices, args.gamma_max, workers=args.workers,
-                progress=not args.no_progress)
+                progress=not args.no_progress, ray_address=args.ray)
         return 0
     names = list(FIGURES) if args.figure == "all" else [args.figure]
     for name in names:
         t0 = time.perf_counter()
         extra = {"agent": args.agent} if (name == "fig11" and args.agent) else {}
         rows = run_figure(name, args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                          progress=not args.no_progress, **extra)
+                          progress=not args.no_progress, ray_address=args.ray, **extra)
         print(f"{name}: {len(rows)} points → {args.out}/{name}.csv, {args.out}/{name}.png "
               f"({time.perf_counter() - t0:.0f} s)")
     return 0

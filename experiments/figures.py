@@ -101,24 +101,26 @@ def aggregate(results: Sequence[dict[str, Any]], x_name: str) -> list[dict[str, 
     return rows
 
 
-def _run(jobs: list[Job], x_name: str, workers: int, progress: bool) -> tuple[list[dict], list[dict]]:
-    raw = parallel_map(run_job, jobs, workers, progress, desc=jobs[0].figure if jobs else "")
+def _run(jobs: list[Job], x_name: str, workers: int, progress: bool, ray_address: str | None = None
+         ) -> tuple[list[dict], list[dict]]:
+    raw = parallel_map(run_job, jobs, workers, progress, desc=jobs[0].figure if jobs else "", ray_address=ray_address)
     return aggregate(raw, x_name), raw
 
 
 # --------------------------------------------------------------------------- figures
 def fig7(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
          p_dl_dbm: Sequence[float] = (10, 15, 20, 25, 30, 35, 40), num_devices: int = 20, p_ul_dbm: float = 10.0,
-         progress: bool = True, figure: str = "fig7"):
+         progress: bool = True, figure: str = "fig7", ray_address: str | None = None):
     base = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul_dbm, episode_length=rounds)
     jobs = [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d)
             for p in p_dl_dbm for d in range(drops)]
-    return _run(jobs, "p_dl_dbm", workers, progress)
+    return _run(jobs, "p_dl_dbm", workers, progress, ray_address)
 
 
 def fig9(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
          ks: Sequence[int] = (5, 10, 15, 20, 25, 30, 35, 40), ratios: Sequence[float] = (4, 16),
-         schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), progress: bool = True, figure: str = "fig9"):
+         schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), progress: bool = True, figure: str = "fig9",
+         ray_address: str | None = None):
     jobs = []
     for ratio in ratios:
         for k in ks:
@@ -127,13 +129,13 @@ def fig9(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10
             for scheme in schemes:
                 jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d)
                          for d in range(drops)]
-    return _run(jobs, "num_devices", workers, progress)
+    return _run(jobs, "num_devices", workers, progress, ray_address)
 
 
 def fig11(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
           ratios: Sequence[float] = (1, 4, 16, 64), num_devices: int = 20,
           controllers: Sequence[str] = ("greedy-saa", "optimal-uniform", "computation-only", "local-search"),
-          agent: str | None = None, progress: bool = True, figure: str = "fig11"):
+          agent: str | None = None, progress: bool = True, figure: str = "fig11", ray_address: str | None = None):
     jobs = []
     for ratio in ratios:
         p_ul, p_dl = total_power_split(num_devices, ratio)
@@ -142,7 +144,7 @@ def fig11(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 1
             jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d) for d in range(drops)]
         if agent is not None:
             jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent)) for d in range(drops)]
-    return _run(jobs, "p_dl_over_p_ul", workers, progress)
+    return _run(jobs, "p_dl_over_p_ul", workers, progress, ray_address)
 
 
 # --------------------------------------------------------------------------- plots
@@ -248,8 +250,10 @@ QUICK = {
 
 
 def run_figure(name: str, out: str | Path, drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
-               quick: bool = False, progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
-    """Run figure ``name``; write ``<out>/<name>.csv``, ``<name>_drops.csv`` and ``<name>.png``."""
+               quick: bool = False, progress: bool = True, ray_address: str | None = None,
+               **kwargs: Any) -> list[dict[str, Any]]:
+    """Run figure ``name``; write ``<out>/<name>.csv``, ``<name>_drops.csv`` and ``<name>.png``.
+    ``ray_address`` runs the drops as Ray tasks (see :func:`baselines.evaluate.parallel_map`)."""
     if name not in FIGURES:
         raise ValueError(f"figure {name!r} is not known; allowed: {', '.join(FIGURES)}")
     for arg, val in (("drops", drops), ("rounds", rounds), ("workers", workers)):
@@ -257,7 +261,8 @@ def run_figure(name: str, out: str | Path, drops: int = 50, seed: int = 0, round
             raise ValueError(f"{arg}={val} is invalid; allowed: an integer ≥ 1")
     fn, fixed, plot, title = FIGURES[name]
     params = {**fixed, **(QUICK[name] if quick else {}), **kwargs}
-    rows, raw = fn(drops=drops, seed=seed, rounds=rounds, workers=workers, progress=progress, **params)
+    rows, raw = fn(drops=drops, seed=seed, rounds=rounds, workers=workers, progress=progress, ray_address=ray_address,
+                   **params)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / f"{name}.csv")

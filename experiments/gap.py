@@ -34,9 +34,9 @@ def gap_drop(args: tuple[int, int, int, int, float]) -> dict[str, Any]:
 
 def run_gap(out: str | Path, drops: int = 100, seed: int = 0, num_devices: int = 3, gamma_max: int = 20,
             n_saa: int = 1000, p_dl_dbm: tuple[float, ...] = (10.0, 20.0, 30.0, 40.0), workers: int = 2,
-            progress: bool = True) -> list[dict[str, Any]]:
+            progress: bool = True, ray_address: str | None = None) -> list[dict[str, Any]]:
     jobs = [(seed + d, num_devices, gamma_max, n_saa, float(p_dl_dbm[d % len(p_dl_dbm)])) for d in range(drops)]
-    rows = parallel_map(gap_drop, jobs, workers, progress, desc="gap")
+    rows = parallel_map(gap_drop, jobs, workers, progress, desc="gap", ray_address=ray_address)
     out = Path(out)
     write_csv(rows, out / "gap.csv")
     print(f"optimality gap on the SAA objective, K={num_devices}, γ_max={gamma_max}, N_SAA={n_saa}, {drops} drops "
