@@ -13,6 +13,8 @@ from typing import Any
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecEnv
 
+from .distributions import MultiSpinPolicy
+
 DEFAULT_ACTION_PRIOR = 0.3
 
 DEFAULT_PPO: dict[str, Any] = dict(
@@ -34,7 +36,8 @@ def make_ppo(
     venv: VecEnv, seed: int = 0, tensorboard_log: str | None = None, verbose: int = 0,
     action_prior: float = DEFAULT_ACTION_PRIOR, **overrides: Any,
 ) -> PPO:
-    """PPO("MlpPolicy") on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``.
+    """PPO with :class:`~agents.distributions.MultiSpinPolicy` (SB3's MlpPolicy with a batched
+    MultiDiscrete distribution) on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``.
 
     ``action_prior`` λ sets the initial per-device logits to −λ·γ (the action net's bias), so
     the untrained policy prefers short drafts: P(γ) ∝ e^(−λγ). With a uniform start, some device
@@ -43,7 +46,7 @@ def make_ppo(
     drafts. λ = 0 keeps SB3's uniform start.
     """
     params = {**DEFAULT_PPO, **overrides}
-    model = PPO("MlpPolicy", venv, seed=seed, tensorboard_log=tensorboard_log, verbose=verbose, device="cpu", **params)
+    model = PPO(MultiSpinPolicy, venv, seed=seed, tensorboard_log=tensorboard_log, verbose=verbose, device="cpu", **params)
     set_action_prior(model, action_prior)
     return model
 
