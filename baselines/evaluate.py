@@ -7,7 +7,8 @@ controllers (the outcome draws do not depend on the actions). Metrics per episod
 - ``goodput``: mean per-round goodput (the reward before scaling), tokens/s;
 - ``throughput``: long-run Σ tokens / Σ time, tokens/s;
 - ``mean_gamma``: mean draft length; ``share_accepted`` / ``share_ul`` / ``share_dl``: fraction of
-  device-rounds all-accepted / corrected via UL / via DL; ``t_com_ms``: mean T_com;
+  device-rounds all-accepted / corrected via UL / via DL; ``share_no_draft``: fraction of rounds in
+  which no device drafts (γ = 0 everywhere); ``t_com_ms``: mean T_com;
   ``t_cmp_ms``: mean computation time T_cmp = drafting + verification;
 - ``decision_ms``: controller wall time per round.
 
@@ -40,8 +41,8 @@ from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
 
 from .base import Controller, check_output
 
-METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "t_cmp_ms",
-           "decision_ms")
+METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
+           "t_cmp_ms", "decision_ms")
 
 
 @dataclass
@@ -67,6 +68,7 @@ class EpisodeStats:
     t_com_ms: float
     t_cmp_ms: float
     decision_ms: float
+    share_no_draft: float = 0.0  #: fraction of rounds in which no device drafts (γ = 0 everywhere)
 
 
 def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
@@ -74,7 +76,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
     env = MultiSpinEnv(config)
     obs, _ = env.reset(seed=seed)
     controller.reset(seed)
-    good, t_com, t_cmp, dec, summaries = [], [], [], [], []
+    good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
     tokens = time_ = 0.0
     done = False
     while not done:
@@ -89,6 +91,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         t_com.append(info["t_com"])
         t_cmp.append(info["t_draft"] + info["t_verify"])
         summaries.append(round_summary(gamma, info["modes"]))
+        idle.append(not np.any(gamma))
         tokens += info["tokens"].sum()
         time_ += info["latency"]
     means = {key: float(np.mean([s[key] for s in summaries])) for key in SUMMARY_KEYS}
@@ -96,6 +99,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         label=label or controller.name, episode=episode, seed=seed,
         goodput=float(np.mean(good)), throughput=tokens / time_, **means,
         t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=1e3 * float(np.mean(dec)),
+        share_no_draft=float(np.mean(idle)),
     )
 
 

@@ -166,7 +166,7 @@ class ExactSAA(GreedySAA):
             code = ((f[None] <= gammas[:, None]) * weights).sum(-1)  # [C, S] subset index
             t_com = table[code]
             t_cmp = latency.compute_latency(gammas, est.context.t_draft, cfg)
-            vals = saa_objective(est.objective, gammas, t_cmp, t_com, est.context.alpha, f)
+            vals = saa_objective(est.objective, gammas, t_cmp, t_com, est.context.alpha, f, cfg)
             i = int(np.argmax(vals))
             if vals[i] > best_v:
                 best_v, best_g = float(vals[i]), gammas[i].copy()

@@ -29,7 +29,8 @@ from msenv import preset
 from msenv.config import SystemConfig
 
 P_DL_REF_DBM, P_UL_REF_DBM = 30.0, 15.0
-METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "t_com_ms", "t_cmp_ms")
+METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
+           "t_cmp_ms")
 
 
 def watt_to_dbm(w: float) -> float:
@@ -108,43 +109,58 @@ def _run(jobs: list[Job], x_name: str, workers: int, progress: bool, ray_address
 
 
 # --------------------------------------------------------------------------- figures
-def fig7(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
-         p_dl_dbm: Sequence[float] = (10, 15, 20, 25, 30, 35, 40), num_devices: int = 20, p_ul_dbm: float = 10.0,
-         progress: bool = True, figure: str = "fig7", ray_address: str | None = None):
-    base = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul_dbm, episode_length=rounds)
-    jobs = [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d)
+# Each figure is a job builder (``*_jobs``: the drops to play) and its runner. ``overrides`` are
+# config fields applied on top of the pair's preset (the sensitivity study's readings).
+def fig7_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
+              p_dl_dbm: Sequence[float] = (10, 15, 20, 25, 30, 35, 40), num_devices: int = 20, p_ul_dbm: float = 10.0,
+              figure: str = "fig7", overrides: dict[str, Any] | None = None) -> list[Job]:
+    base = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul_dbm, episode_length=rounds, **(overrides or {}))
+    return [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d)
             for p in p_dl_dbm for d in range(drops)]
-    return _run(jobs, "p_dl_dbm", workers, progress, ray_address)
 
 
-def fig9(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
-         ks: Sequence[int] = (5, 10, 15, 20, 25, 30, 35, 40), ratios: Sequence[float] = (4, 16),
-         schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), progress: bool = True, figure: str = "fig9",
-         ray_address: str | None = None):
+def fig9_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
+              ks: Sequence[int] = (5, 10, 15, 20, 25, 30, 35, 40), ratios: Sequence[float] = (4, 16),
+              schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), figure: str = "fig9",
+              overrides: dict[str, Any] | None = None) -> list[Job]:
     jobs = []
     for ratio in ratios:
         for k in ks:
             p_ul, p_dl = total_power_split(k, ratio)
-            cfg = preset(pair, num_devices=int(k), p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds)
+            cfg = preset(pair, num_devices=int(k), p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
+                         **(overrides or {}))
             for scheme in schemes:
                 jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d)
                          for d in range(drops)]
-    return _run(jobs, "num_devices", workers, progress, ray_address)
+    return jobs
 
 
-def fig11(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10, workers: int = 2,
-          ratios: Sequence[float] = (1, 4, 16, 64), num_devices: int = 20,
-          controllers: Sequence[str] = ("greedy-saa", "optimal-uniform", "computation-only", "local-search"),
-          agent: str | None = None, progress: bool = True, figure: str = "fig11", ray_address: str | None = None):
+def fig11_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
+               ratios: Sequence[float] = (1, 4, 16, 64), num_devices: int = 20,
+               controllers: Sequence[str] = ("greedy-saa", "optimal-uniform", "computation-only", "local-search"),
+               agent: str | None = None, figure: str = "fig11", overrides: dict[str, Any] | None = None) -> list[Job]:
     jobs = []
     for ratio in ratios:
         p_ul, p_dl = total_power_split(num_devices, ratio)
-        cfg = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds)
+        cfg = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
+                     **(overrides or {}))
         for name in controllers:
             jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d) for d in range(drops)]
         if agent is not None:
             jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent)) for d in range(drops)]
-    return _run(jobs, "p_dl_over_p_ul", workers, progress, ray_address)
+    return jobs
+
+
+def fig7(workers: int = 2, progress: bool = True, ray_address: str | None = None, **kwargs: Any):
+    return _run(fig7_jobs(**kwargs), "p_dl_dbm", workers, progress, ray_address)
+
+
+def fig9(workers: int = 2, progress: bool = True, ray_address: str | None = None, **kwargs: Any):
+    return _run(fig9_jobs(**kwargs), "num_devices", workers, progress, ray_address)
+
+
+def fig11(workers: int = 2, progress: bool = True, ray_address: str | None = None, **kwargs: Any):
+    return _run(fig11_jobs(**kwargs), "p_dl_over_p_ul", workers, progress, ray_address)
 
 
 # --------------------------------------------------------------------------- plots

@@ -5,8 +5,9 @@
 
 - ``fading`` / ``fading_redraw``: independent UL/DL Rayleigh fading, redrawn each round;
 - ``acceptance_rates``: SPEC §9 estimates (the paper's Table I values were lost);
-- ``t_verify_per_device_s`` / ``t_verify_per_token_s`` / ``verify_batch``: the
-  verification-latency model T_ver = T0 + T1·K (+ optional per-token term);
+- ``t_verify_per_device_s`` / ``t_verify_per_token_s`` / ``t_verify_per_padded_token_s`` /
+  ``verify_batch``: the verification-latency model T_ver = T0 + T1·K (+ optional per-token and
+  padded-length terms);
 - ``saa_objective``: ratio of expectations (paper) or mean of ratios.
 
 Use :func:`preset` for the two model pairs and :meth:`SystemConfig.replace` for
@@ -63,6 +64,8 @@ class SystemConfig:
     t_verify_base_s: float = 0.0428  # T0
     t_verify_per_device_s: float = 0.0076  # T1  [R] linear in batch size
     t_verify_per_token_s: float = 0.0  # [R] optional extra term per drafted token
+    #: [R] optional padded-batch term: T3 · K_batch · (max_k γ_k + 1) (every sequence padded to the longest)
+    t_verify_per_padded_token_s: float = 0.0
     verify_batch: str = "all"  # [R] "all" devices in the batch, or only "drafting" (γ_k>0)
     t_draft_ref_s: float = 0.0152
     draft_scale_range: tuple[float, float] = (1.0, 1.15)
@@ -104,6 +107,7 @@ class SystemConfig:
         _check_float(self, "t_verify_base_s", lo=0.0, hi=1e3, lo_open=True)
         _check_float(self, "t_verify_per_device_s", lo=0.0, hi=1e3)
         _check_float(self, "t_verify_per_token_s", lo=0.0, hi=1e3)
+        _check_float(self, "t_verify_per_padded_token_s", lo=0.0, hi=1e3)
         _check_choice(self, "verify_batch", VERIFY_BATCH)
         _check_float(self, "t_draft_ref_s", lo=0.0, hi=1e3, lo_open=True)
         _check_range(self, "draft_scale_range", lo=0.0, hi=1e3, lo_open=True)

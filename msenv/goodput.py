@@ -84,7 +84,7 @@ def evaluate_round(
     t_d = latency.draft_latency(gamma, t_draft)
     t_v = latency.verify_latency(gamma, cfg)
     t = t_d + t_v + sol.t_com
-    tokens = acc + 1
+    tokens = round_tokens(acc, gamma, cfg)
     return RoundResult(
         tokens=tokens,
         accepted=acc,
@@ -100,6 +100,18 @@ def evaluate_round(
     )
 
 
+def in_batch(gamma: np.ndarray, cfg: SystemConfig):
+    """Which devices the verification pass serves (SPEC §4 [R]): all of them
+    (``verify_batch="all"``: a device with γ_k = 0 still gets the target model's next token) or
+    only the drafting ones (``"drafting"``: a device with γ_k = 0 is not verified and gets nothing)."""
+    return True if cfg.verify_batch == "all" else np.asarray(gamma) > 0
+
+
+def round_tokens(accepted: np.ndarray, gamma: np.ndarray, cfg: SystemConfig) -> np.ndarray:
+    """Output tokens N_k = A_k + 1 of the devices in the batch, 0 for the others."""
+    return (accepted + 1) * in_batch(gamma, cfg)
+
+
 def saa_objective(
     objective: str,
     gammas: np.ndarray,
@@ -107,18 +119,22 @@ def saa_objective(
     t_com: np.ndarray,
     alpha: np.ndarray,
     first_rejection: np.ndarray | None = None,
+    cfg: SystemConfig | None = None,
 ) -> np.ndarray:
     """Expected goodput of candidates ``gammas`` [C, K] from per-sample T_com [C, S] (SPEC §6).
 
     ``"ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com), E[N_k] in closed form;
     ``"mean_of_ratios"``: mean_s Σ_k N_k,s / (T_cmp + T_com,s) — the expected reward; needs the
-    samples ``first_rejection`` [S, K].
+    samples ``first_rejection`` [S, K]. ``cfg`` decides which devices the batch serves
+    (:func:`in_batch`; None = all).
     """
+    served = True if cfg is None else in_batch(gammas, cfg)
     if objective == "ratio":
-        tokens = acceptance.expected_tokens(alpha, gammas).sum(axis=-1)
+        tokens = (acceptance.expected_tokens(alpha, gammas) * served).sum(axis=-1)
         return tokens / (t_cmp + t_com.mean(axis=-1))
     if objective == "mean_of_ratios":
-        tokens = (acceptance.accepted_tokens(first_rejection[None], gammas[:, None]) + 1).sum(axis=-1)
+        acc = acceptance.accepted_tokens(first_rejection[None], gammas[:, None])
+        tokens = ((acc + 1) * (served if cfg is None or cfg.verify_batch == "all" else served[:, None])).sum(axis=-1)
         return (tokens / (t_cmp[:, None] + t_com)).mean(axis=-1)
     raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
 
@@ -152,4 +168,4 @@ def expected_goodput(
     )
     t_cmp = latency.compute_latency(gammas, t_draft, cfg)  # [C]
     objective = cfg.saa_objective if objective is None else objective
-    return saa_objective(objective, gammas, t_cmp, sol.t_com, alpha, first_rejection)
+    return saa_objective(objective, gammas, t_cmp, sol.t_com, alpha, first_rejection, cfg)

@@ -138,5 +138,5 @@ class SAAEstimator:
         gammas = np.atleast_2d(gammas)
         t_com = self._t_com_many(gammas, base)
         t_cmp = latency.compute_latency(gammas, self.context.t_draft, self.config)
-        vals = saa_objective(self.objective, gammas, t_cmp, t_com, self.context.alpha, self.samples)
+        vals = saa_objective(self.objective, gammas, t_cmp, t_com, self.context.alpha, self.samples, self.config)
         return vals[0] if single else vals

@@ -301,7 +301,7 @@ def test_controller_arguments_are_checked_at_construction(make, msg):
 def test_zero_verification_time_is_rejected_so_goodput_stays_finite():
     with pytest.raises(ValueError, match="t_verify_base_s=0"):
         SystemConfig(t_verify_base_s=0.0, t_verify_per_device_s=0.0)
-    env = MultiSpinEnv(SystemConfig(t_verify_base_s=1e-9, t_verify_per_device_s=0.0, verify_batch="drafting"))
+    env = MultiSpinEnv(SystemConfig(t_verify_base_s=1e-9, t_verify_per_device_s=0.0))
     env.reset(seed=0)
     _, r, *_ = env.step(np.zeros(20, dtype=int))
     assert np.isfinite(r) and r == pytest.approx(20 / 1e-9)  # 20 bonus tokens in T0

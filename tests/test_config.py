@@ -28,6 +28,7 @@ BAD = {
     "fading_redraw": ["never"],
     "t_verify_base_s": [-0.1, math.nan, 0.0],  # T0 = 0 would allow a zero-latency round
     "t_verify_per_device_s": [-1e-3],
+    "t_verify_per_padded_token_s": [-1e-3, math.inf],
     "t_verify_per_token_s": [math.inf],
     "verify_batch": ["some"],
     "t_draft_ref_s": [0.0, -0.01],
