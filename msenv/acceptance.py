@@ -56,3 +56,45 @@ def expected_tokens(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     safe = np.where(one, 0.5, alpha)
     val = -np.expm1((gamma + 1) * np.log(safe)) / (1.0 - safe)
     return np.where(one, gamma + 1.0, val)
+
+
+# ---------------------------------------------------------------------- dynamics (SPEC §11)
+#: smallest α a Beta draw is allowed to take (α must lie in (0, 1])
+MIN_ALPHA = 1e-6
+
+
+def beta_prior(mean: np.ndarray, concentration: float) -> tuple[np.ndarray, np.ndarray]:
+    """Beta(κ·m, κ·(1 − m)) parameters of a request's α (m = the task's mean acceptance)."""
+    m = np.asarray(mean, dtype=float)
+    return concentration * m, concentration * (1.0 - m)
+
+
+def beta_from_uniform(u: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """α ~ Beta(a, b) by inverse CDF, kept in [MIN_ALPHA, 1]; b = 0 (a task mean of 1) gives 1."""
+    from scipy.special import betaincinv
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = betaincinv(a, np.maximum(b, 1e-300), u)
+    x = np.where(np.asarray(b) <= 0.0, 1.0, x)
+    return np.clip(x, MIN_ALPHA, 1.0)
+
+
+def geometric_from_uniform(u: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    """Request length L ∈ {1, 2, …} with P(L = n) = (1 − p)^(n−1) p, p = 1/mean (so E[L] = mean)."""
+    p = 1.0 / np.asarray(mean, dtype=float)
+    with np.errstate(divide="ignore"):
+        n = 1.0 + np.floor(np.log1p(-u) / np.log1p(-np.minimum(p, 1.0 - 1e-16)))
+    return np.where(p >= 1.0, 1, np.minimum(n, 2**62)).astype(np.int64)
+
+
+def markov_alpha(alpha: np.ndarray, hard: np.ndarray, delta: float) -> np.ndarray:
+    """α_easy/hard = α ± δ·min(α, 1 − α): both stay in (0, 1] and average to α (SPEC §11)."""
+    step = delta * np.minimum(alpha, 1.0 - alpha)
+    return np.where(hard, alpha - step, alpha + step)
+
+
+def posterior_update(a: np.ndarray, b: np.ndarray, accepted: np.ndarray, rejected: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Conjugate update of the Beta posterior of α after one round (SPEC §11): a += A accepted
+    tokens, b += 1 if the draft was rejected (geometric stopping; the bonus token says nothing)."""
+    return a + accepted, b + rejected

@@ -59,3 +59,36 @@ def transmission_delay(bits: float, rate) -> np.ndarray:
 def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:
     """τ_k^ul = L / r_k^ul at full power P_ul (SPEC §4: max power is optimal for UL)."""
     return transmission_delay(bits, shannon_rate(p_ul_w, g_ul, n0_w_hz, bandwidth_hz))
+
+
+# ---------------------------------------------------------------------- dynamics (SPEC §11)
+def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
+    """Maximum Doppler shift f_D = v·f_c / c."""
+    from .config import SPEED_OF_LIGHT
+
+    return np.asarray(speed_mps) * (carrier_hz / SPEED_OF_LIGHT)
+
+
+def jakes_correlation(doppler, dt) -> np.ndarray:
+    """Clarke/Jakes lag correlation of the complex gain, ρ = J0(2π f_D Δt) (may be negative)."""
+    from scipy.special import j0
+
+    return j0(2.0 * np.pi * doppler * dt)
+
+
+def complex_gain_from_uniform(u_mag: np.ndarray, u_phase: np.ndarray) -> np.ndarray:
+    """h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
+    :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent."""
+    r = np.sqrt(-np.log1p(-u_mag))
+    return r * np.exp(2j * np.pi * u_phase)
+
+
+def evolve_gain(h: np.ndarray, rho: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Gauss–Markov step h' = ρ·h + √(1 − ρ²)·w, w ~ CN(0, 1): keeps h' ~ CN(0, 1) and
+    corr(h, h') = ρ, corr(|h|², |h'|²) = ρ²."""
+    return rho * h + np.sqrt(np.maximum(1.0 - rho * rho, 0.0)) * w
+
+
+def power_gain(h: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading)."""
+    return beta * np.maximum(h.real * h.real + h.imag * h.imag, MIN_FADING)

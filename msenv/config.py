@@ -27,6 +27,10 @@ FADING_MODELS = ("independent", "reciprocal")
 FADING_REDRAW = ("round", "episode")
 VERIFY_BATCH = ("all", "drafting")
 SAA_OBJECTIVES = ("ratio", "mean_of_ratios")
+CHANNEL_DYNAMICS = ("iid", "gauss_markov")
+CSI_MODES = ("oracle", "decision", "statistical")
+ALPHA_DYNAMICS = ("fixed", "request", "markov")
+SPEED_OF_LIGHT = 299_792_458.0
 TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
 
 
@@ -79,6 +83,24 @@ class SystemConfig:
     # --- episode (SPEC §8)
     episode_length: int = 100
     reward_scale: float = 1.0
+    # --- beyond the paper: dynamics and partial observability (SPEC §11, all [R]); the defaults
+    # are the paper's scenario, bit for bit
+    #: "iid": block fading per round (fading / fading_redraw above); "gauss_markov": complex
+    #: Clarke/Jakes AR(1) gains, ρ = J0(2π f_D Δt) over the real elapsed times
+    channel_dynamics: str = "iid"
+    carrier_hz: float = 3.5e9  #: f_c; Doppler f_D = v·f_c/c
+    speed_range_mps: tuple[float, float] = (0.0, 0.0)  #: device speed v_k ~ U[lo, hi], per episode
+    #: what the controller is shown at the decision: "oracle" (the gains the correction will use),
+    #: "decision" (the gains at decision time), "statistical" (large-scale β only)
+    csi: str = "oracle"
+    #: "fixed" (α = task mean per episode), "request" (back-to-back requests, α ~ Beta per
+    #: request), "markov" (request + easy/hard chain)
+    alpha_dynamics: str = "fixed"
+    alpha_observed: bool = True  #: False: observation/context carry the Beta posterior, never α
+    alpha_concentration: float = 20.0  #: κ of α ~ Beta(κ·m, κ·(1 − m)), m = task mean
+    request_mean_tokens: tuple[float, ...] = (200.0, 250.0, 400.0, 300.0)  #: per task, geometric
+    markov_stay: float = 0.9  #: P(easy/hard state stays) per round
+    markov_delta: float = 0.5  #: α_easy/hard = α ± δ·min(α, 1 − α)
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
@@ -136,6 +158,25 @@ class SystemConfig:
         _check_choice(self, "saa_objective", SAA_OBJECTIVES)
         _check_int(self, "episode_length", 2, 10**9)
         _check_float(self, "reward_scale", lo=0.0, hi=1e12, lo_open=True)
+        _check_choice(self, "channel_dynamics", CHANNEL_DYNAMICS)
+        if self.channel_dynamics == "gauss_markov" and self.fading_redraw != "round":
+            _fail("fading_redraw", self.fading_redraw,
+                  "'round' with channel_dynamics='gauss_markov' (the AR(1) process sets the time evolution)")
+        _check_float(self, "carrier_hz", lo=0.0, hi=1e12, lo_open=True)
+        _check_range(self, "speed_range_mps", lo=0.0, hi=1e3)
+        _check_choice(self, "csi", CSI_MODES)
+        _check_choice(self, "alpha_dynamics", ALPHA_DYNAMICS)
+        if not isinstance(self.alpha_observed, bool):
+            _fail("alpha_observed", self.alpha_observed, "True or False")
+        _check_float(self, "alpha_concentration", lo=0.0, hi=1e6, lo_open=True)
+        if not isinstance(self.request_mean_tokens, tuple) or len(self.request_mean_tokens) != len(self.tasks):
+            _fail("request_mean_tokens", self.request_mean_tokens,
+                  f"a tuple of {len(self.tasks)} mean lengths ≥ 1, one per task {self.tasks}")
+        for i, m in enumerate(self.request_mean_tokens):
+            if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) or not 1.0 <= m <= 1e9:
+                _fail(f"request_mean_tokens[{i}]", m, "a number in [1, 1e9]")
+        _check_float(self, "markov_stay", lo=0.0, hi=1.0)
+        _check_float(self, "markov_delta", lo=0.0, hi=1.0)
         if not isinstance(self.preset, str):
             _fail("preset", self.preset, "a string")
 
@@ -164,6 +205,17 @@ class SystemConfig:
     @property
     def ref_gain(self) -> float:
         return 10.0 ** (self.ref_gain_db / 10.0)
+
+    @property
+    def alpha_hidden(self) -> bool:
+        """True when the controller sees a posterior instead of α (SPEC §11)."""
+        return not self.alpha_observed
+
+    @property
+    def is_paper_scenario(self) -> bool:
+        """The paper's assumptions: i.i.d. block fading seen exactly, fixed observed α."""
+        return (self.channel_dynamics == "iid" and self.csi == "oracle" and self.alpha_dynamics == "fixed"
+                and self.alpha_observed)
 
     # ------------------------------------------------------------------ helpers
     def replace(self, **changes: Any) -> SystemConfig:

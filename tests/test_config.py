@@ -40,6 +40,16 @@ BAD = {
     "saa_objective": ["median"],
     "episode_length": [1, 0, 2.0],
     "reward_scale": [0.0, -1.0, math.nan],
+    "channel_dynamics": ["jakes", None],
+    "carrier_hz": [0.0, -1.0, math.inf],
+    "speed_range_mps": [(-1.0, 1.0), (2.0, 1.0), (0.0, math.nan)],
+    "csi": ["perfect"],
+    "alpha_dynamics": ["drift"],
+    "alpha_observed": [1, "no"],
+    "alpha_concentration": [0.0, -2.0, math.inf],
+    "request_mean_tokens": [(200.0,), (200.0, 250.0, 0.5, 300.0), (200.0, 250.0, math.nan, 300.0)],
+    "markov_stay": [-0.1, 1.5],
+    "markov_delta": [-0.1, 1.01],
 }
 
 
@@ -54,7 +64,7 @@ def test_invalid_value_names_field_and_value(field, value):
     msg = str(e.value)
     assert field in msg and "allowed" in msg
     shown = tuple(value) if isinstance(value, list) else value  # lists are taken as tuples
-    assert repr(shown)[:10] in msg or field.startswith("acceptance")
+    assert repr(shown)[:10] in msg or field in ("acceptance_rates", "request_mean_tokens")
 
 
 def test_defaults_match_spec():
