@@ -19,6 +19,7 @@ equal-sized MultiDiscrete spaces (others keep SB3's). Agents saved with the stoc
 from __future__ import annotations
 
 import torch as th
+from torch.distributions import Categorical
 from gymnasium import spaces
 from stable_baselines3.common.distributions import MultiCategoricalDistribution
 from stable_baselines3.common.policies import ActorCriticPolicy
@@ -31,13 +32,25 @@ class BatchedMultiCategorical(MultiCategoricalDistribution):
         dims = [int(d) for d in action_dims]
         if not dims or len(set(dims)) != 1:
             raise ValueError(f"action_dims={dims} is invalid; allowed: a non-empty list of equal sizes")
+        self.log_p: th.Tensor | None = None
         super().__init__(dims)
         self.k, self.n = len(dims), dims[0]
-        self.log_p: th.Tensor | None = None
 
     def proba_distribution(self, action_logits: th.Tensor) -> BatchedMultiCategorical:
         self.log_p = th.log_softmax(action_logits.reshape(-1, self.k, self.n), dim=-1)
         return self
+
+    @property
+    def distribution(self) -> list[Categorical]:
+        """SB3's attribute, built on demand (off the hot path): one ``Categorical`` per device."""
+        if self.log_p is None:
+            return []
+        return [Categorical(logits=self.log_p[:, k], validate_args=False) for k in range(self.k)]
+
+    @distribution.setter
+    def distribution(self, value) -> None:  # SB3's base __init__ assigns None
+        if value is not None:
+            raise AttributeError("BatchedMultiCategorical.distribution is derived from the logits")
 
     @property
     def probs(self) -> th.Tensor:

@@ -31,7 +31,19 @@ INFO_KEYS = (
     "t_draft", "t_verify", "t_com", "latency", "goodput",
     "episode_tokens", "episode_time", "episode_throughput",
 )
-_LOCKED_FIELDS = ("num_devices", "gamma_max")
+#: extra ``info`` keys under SPEC §11 dynamics: the truth of the round, for analysis (never in
+#: the observation): the true α, the correction-time gains, and (requests) which requests ended.
+DYNAMIC_INFO_KEYS = ("alpha", "g_ul_corr", "g_dl_corr")
+REQUEST_INFO_KEYS = ("request_done",)
+#: fields that fix the spaces (a reset option may not change them)
+_LOCKED_FIELDS = ("num_devices", "gamma_max", "alpha_observed", "channel_dynamics")
+
+
+def info_keys(cfg: SystemConfig) -> tuple[str, ...]:
+    """The per-step ``info`` keys for ``cfg`` (the paper scenario: :data:`INFO_KEYS`)."""
+    if cfg.is_paper_scenario:
+        return INFO_KEYS
+    return INFO_KEYS + DYNAMIC_INFO_KEYS + (REQUEST_INFO_KEYS if cfg.alpha_dynamics != "fixed" else ())
 
 
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
@@ -60,7 +72,7 @@ class RoundMetrics(gym.Wrapper):
 
 def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
     """The ``info`` dict of row ``i`` of a batched round result."""
-    return {
+    out = {
         "tokens": res.tokens[i],
         "accepted": res.accepted[i],
         "rejected": res.rejected[i],
@@ -76,6 +88,10 @@ def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> di
         "episode_time": ep_time,
         "episode_throughput": ep_tokens / ep_time,
     }
+    if res.info:
+        for key, val in res.info.items():
+            out[key] = val[i]
+    return out
 
 
 class MultiSpinEnv(gym.Env):
@@ -144,10 +160,20 @@ class MultiSpinEnv(gym.Env):
     @property
     def context(self) -> F.RoundContext:
         """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what
-        controllers act on."""
+        controllers act on; under SPEC §11 only what the server can know (posterior of α, the
+        CSI its mode shows)."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the context")
         return F.context(self._state, self.config, 0)
+
+    @property
+    def oracle_context(self) -> F.RoundContext:
+        """The upcoming round's truth (SPEC §11): true α and the innovations that fix the
+        correction-time gains — for explicitly named oracle controllers only. Equals
+        :attr:`context` in the paper scenario."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the context")
+        return F.context(self._state, self.config, 0, oracle=True)
 
     @property
     def state(self) -> F.State:

@@ -16,8 +16,20 @@ Draw layout (all U[0, 1)):
   mode coins K (used by ``mode_policy="random"``; drawn under every policy so that the same
   seed gives the same outcomes and fading whatever the reactive policy — paired comparisons).
 
-Observation layout (float32, every entry in [−1, 1]): ``K`` rows of 5 per-device features,
-flattened device-major, then 2 global features:
+Dynamics (SPEC §11, off in the paper scenario, whose draws and outputs are unchanged):
+``channel_dynamics="gauss_markov"`` keeps complex gains h per link; a round decided at t0 sees
+h(t0), the correction uses h(t0 + T_cmp(γ)) = ρ₁h + √(1−ρ₁²)w₁ (w₁ drawn one round ahead, so an
+oracle controller can know it), and the next decision sees h(t0 + T) = ρ₂h_corr + √(1−ρ₂²)w₂, with
+ρ = J0(2π f_D Δt). ``alpha_dynamics="request"|"markov"`` replaces the per-episode α by
+back-to-back requests (task, geometric length, α ~ Beta) and an easy/hard chain; tokens past a
+request's end are not counted. With ``alpha_observed=False`` the server tracks the Beta posterior
+of each request's α. Extra draws (appended after the paper layout): reset — speeds K, complex
+decision gains and w₁ (2 uniforms per complex number, per link), request length K, request α K,
+chain state K; step — w₂ and next w₁ (complex, per link; they replace the i.i.d. redraw), then
+the coins K, then chain switch K, new task K, new length K, new α K.
+
+Observation layout (float32, every entry in [−1, 1]): ``K`` rows of per-device features,
+flattened device-major, then 2 global features. The paper scenario has 5 features per device:
 
 =====  ===========================================================
 index  feature
@@ -30,47 +42,74 @@ index  feature
 5K+0   tanh((P_ul [dBm] − 15) / 20)
 5K+1   tanh((P_dl [dBm] − 30) / 20)
 =====  ===========================================================
+
+Under SPEC §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
+``alpha_observed=False`` (the current α otherwise); slots 2–3 = the decision-time gains
+(``csi="oracle"|"decision"``) or β (``"statistical"``, the mean gain); and appends per device
+(``device_features(cfg)`` in all) ``2·sd`` of the α posterior (hidden α) and ``tanh(f_D / 10 Hz)``
+(``gauss_markov``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import acceptance, channel
+from . import acceptance, channel, latency
 from .config import SystemConfig
-from .goodput import RoundResult, evaluate_round
+from .goodput import RoundResult, evaluate_round, round_tokens
 
 DEVICE_FEATURES = 5
 GLOBAL_FEATURES = 2
 GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
 P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
+DOPPLER_SCALE_HZ = 10.0
 
 
 @dataclass(frozen=True)
 class State:
-    """Per-episode and per-round state of B environments (leading axis B)."""
+    """Per-episode and per-round state of B environments (leading axis B).
+
+    The fields after ``static_obs`` belong to the SPEC §11 dynamics and are None when off.
+    """
 
     distance: np.ndarray  #: m [B, K]
     beta: np.ndarray  #: large-scale gain [B, K]
     task: np.ndarray  #: int [B, K] index into cfg.tasks
-    alpha: np.ndarray  #: [B, K]
+    alpha: np.ndarray  #: [B, K] the acceptance rate of the coming round
     t_draft: np.ndarray  #: s per token [B, K]
     p_ul_w: np.ndarray  #: W [B]
     p_dl_w: np.ndarray  #: W [B]
-    g_ul: np.ndarray  #: current round's UL power gain [B, K]
-    g_dl: np.ndarray  #: current round's DL power gain [B, K]
+    g_ul: np.ndarray  #: decision-time UL power gain of the coming round [B, K]
+    g_dl: np.ndarray  #: decision-time DL power gain [B, K]
     t: np.ndarray  #: rounds played [B]
     #: the observation's per-episode entries (α, speed, β, budgets; gain slots 0), cached at reset
     static_obs: np.ndarray  #: float32 [B, obs_size]
+    # --- gauss_markov channel
+    h_ul: np.ndarray | None = None  #: complex decision-time gains [B, K]
+    h_dl: np.ndarray | None = None  #: (the same array as h_ul when reciprocal)
+    w_ul: np.ndarray | None = None  #: complex innovation decision → correction, drawn ahead [B, K]
+    w_dl: np.ndarray | None = None
+    doppler: np.ndarray | None = None  #: f_D in Hz [B, K]
+    # --- request / markov acceptance
+    alpha_req: np.ndarray | None = None  #: the request's α [B, K]
+    remaining: np.ndarray | None = None  #: int tokens left in the request [B, K]
+    hard: np.ndarray | None = None  #: bool easy/hard chain state [B, K] (markov)
+    # --- hidden α: Beta posterior of the request's α
+    post_a: np.ndarray | None = None
+    post_b: np.ndarray | None = None
 
     def where(self, mask: np.ndarray, other: State) -> State:
         """Rows of ``other`` where ``mask`` [B] is true, else rows of self."""
         out = {}
         for f in dataclasses.fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
+            if a is None:
+                out[f.name] = None
+                continue
             m = mask.reshape(mask.shape + (1,) * (a.ndim - 1))
             out[f.name] = np.where(m, b, a)
         return State(**out)
@@ -78,10 +117,16 @@ class State:
 
 @dataclass(frozen=True)
 class RoundContext:
-    """What a controller sees before acting (SPEC §7): the upcoming round's inputs.
+    """What a controller sees before acting (SPEC §7, §11): the upcoming round's inputs.
 
     Arrays are [K] for one environment (or [B, K] for a batch); ``p_ul_w``/``p_dl_w`` are the
-    episode's power budgets (fixed unless the config randomises them).
+    episode's power budgets (fixed unless the config randomises them). In the paper scenario
+    only the first seven fields are set. Under SPEC §11 the *observable* context
+    (``env.context``) holds ``alpha`` = the posterior mean when α is hidden (with ``alpha_a``,
+    ``alpha_b``), the gains the CSI mode shows, and the complex CSI / Doppler when the channel
+    is Gauss–Markov (with ``csi="oracle"`` also the innovations ``w_ul``/``w_dl`` that fix the
+    correction-time gains for any T_cmp); the *oracle* context (``env.oracle_context``,
+    ``oracle=True``) holds the true α and those innovations whatever the CSI mode.
     """
 
     alpha: np.ndarray
@@ -91,23 +136,98 @@ class RoundContext:
     p_ul_w: float | np.ndarray
     p_dl_w: float | np.ndarray
     config: SystemConfig
+    beta: np.ndarray | None = None
+    h_ul: np.ndarray | None = None  #: complex decision-time CSI (gauss_markov, not "statistical")
+    h_dl: np.ndarray | None = None
+    doppler_hz: np.ndarray | None = None
+    alpha_a: np.ndarray | None = None  #: Beta posterior of α (hidden α)
+    alpha_b: np.ndarray | None = None
+    w_ul: np.ndarray | None = None  #: oracle only: decision → correction innovations
+    w_dl: np.ndarray | None = None
+    oracle: bool = False
+
+    @property
+    def gains_move(self) -> bool:
+        """True when the correction-time gains differ from the gains shown (Gauss–Markov)."""
+        return self.doppler_hz is not None
+
+    @property
+    def knows_correction_gains(self) -> bool:
+        """True when the context fixes the correction-time gains for every T_cmp: i.i.d. block
+        fading seen exactly, or Gauss–Markov with the innovations (oracle CSI)."""
+        return not self.gains_move or self.w_ul is not None
+
+    def correction_gains(self, t_cmp) -> tuple[np.ndarray, np.ndarray]:
+        """The gains the correction uses if the round's computation lasts ``t_cmp`` (scalar or
+        [C] → [C, K]) when :attr:`knows_correction_gains`; otherwise the gains shown."""
+        if not self.gains_move or self.w_ul is None:
+            return self.g_ul, self.g_dl
+        t = np.asarray(t_cmp, dtype=float)[..., None]
+        rho = channel.jakes_correlation(self.doppler_hz, t)
+        g_ul = channel.power_gain(channel.evolve_gain(self.h_ul, rho, self.w_ul), self.beta)
+        if self.config.fading == "reciprocal":
+            return g_ul, g_ul
+        return g_ul, channel.power_gain(channel.evolve_gain(self.h_dl, rho, self.w_dl), self.beta)
 
 
+# ---------------------------------------------------------------------- draw layout
 def fading_draws(cfg: SystemConfig) -> int:
     return cfg.num_devices * (2 if cfg.fading == "independent" else 1)
 
 
+def _links(cfg: SystemConfig) -> int:
+    return 2 if cfg.fading == "independent" else 1
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
+    """Named slices of the reset and step uniforms (see the module docstring)."""
+    k = cfg.num_devices
+    gm = cfg.channel_dynamics == "gauss_markov"
+    dyn_alpha = cfg.alpha_dynamics != "fixed"
+    cplx = 2 * k * _links(cfg)  # complex gains: 2 uniforms per link and device
+
+    def build(parts):
+        out, i = {}, 0
+        for name, n in parts:
+            out[name] = slice(i, i + n)
+            i += n
+        out["_size"] = slice(0, i)
+        return out
+
+    reset = [("distance", k), ("task", k), ("scale", k), ("p_ul", 1), ("p_dl", 1),
+             ("fading", cplx if gm else fading_draws(cfg))]
+    if gm:
+        reset += [("speed", k), ("w", cplx)]
+    if dyn_alpha:
+        reset += [("length", k), ("alpha", k), ("chain", k)]
+    step = [("outcome", k)]
+    if gm:
+        step += [("w_com", cplx), ("w_next", cplx)]
+    elif cfg.fading_redraw == "round":
+        step += [("fading", fading_draws(cfg))]
+    step += [("coins", k)]
+    if dyn_alpha:
+        step += [("switch", k), ("task", k), ("length", k), ("alpha", k)]
+    return {"reset": build(reset), "step": build(step)}
+
+
 def reset_draws(cfg: SystemConfig) -> int:
-    return 3 * cfg.num_devices + 2 + fading_draws(cfg)
+    return _layout(cfg)["reset"]["_size"].stop
 
 
 def step_draws(cfg: SystemConfig) -> int:
-    k = cfg.num_devices
-    return 2 * k + (fading_draws(cfg) if cfg.fading_redraw == "round" else 0)
+    return _layout(cfg)["step"]["_size"].stop
+
+
+def device_features(cfg: SystemConfig) -> int:
+    """Observation entries per device: 5, plus the α-posterior spread (hidden α) and the
+    Doppler (Gauss–Markov channel)."""
+    return DEVICE_FEATURES + int(cfg.alpha_hidden) + int(cfg.channel_dynamics == "gauss_markov")
 
 
 def obs_size(cfg: SystemConfig) -> int:
-    return DEVICE_FEATURES * cfg.num_devices + GLOBAL_FEATURES
+    return device_features(cfg) * cfg.num_devices + GLOBAL_FEATURES
 
 
 def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None) -> np.ndarray:
@@ -118,27 +238,85 @@ def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None
     return 10.0 ** ((dbm - 30.0) / 10.0)
 
 
+def _complex_pair(u: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
+    """(h_ul, h_dl) complex [B, K] from 2·K·links uniforms (magnitudes first, then phases;
+    UL before DL; one shared gain when reciprocal)."""
+    k = cfg.num_devices
+    n = k * _links(cfg)
+    h = channel.complex_gain_from_uniform(u[:, :n], u[:, n : 2 * n])
+    if cfg.fading == "independent":
+        return h[:, :k], h[:, k:]
+    return h, h
+
+
+def _task_alpha(task: np.ndarray, cfg: SystemConfig) -> np.ndarray:
+    return np.asarray(cfg.acceptance_rates)[task]
+
+
+def _task_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
+    n_tasks = len(cfg.tasks)
+    return np.minimum((u * n_tasks).astype(np.int64), n_tasks - 1)
+
+
+def _new_request(u_len, u_alpha, task, cfg: SystemConfig):
+    """A request's length, α (Beta around the task's mean) and the posterior prior."""
+    mean_alpha = _task_alpha(task, cfg)
+    a0, b0 = acceptance.beta_prior(mean_alpha, cfg.alpha_concentration)
+    length = acceptance.geometric_from_uniform(u_len, np.asarray(cfg.request_mean_tokens)[task])
+    return length, acceptance.beta_from_uniform(u_alpha, a0, b0), a0, b0
+
+
 def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     """Draw a new episode per row of ``u`` [B, reset_draws(cfg)]: geometry, tasks, drafting
-    speeds, budgets and the first round's fading."""
-    k = cfg.num_devices
-    distance = channel.distances_from_uniform(u[:, :k], cfg)
+    speeds, budgets and the first round's fading (and the SPEC §11 state when configured)."""
+    lay = _layout(cfg)["reset"]
+    distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
     beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
-    n_tasks = len(cfg.tasks)
-    task = np.minimum((u[:, k : 2 * k] * n_tasks).astype(np.int64), n_tasks - 1)
-    alpha = np.asarray(cfg.acceptance_rates)[task]
+    task = _task_from_uniform(u[:, lay["task"]], cfg)
+    alpha = _task_alpha(task, cfg)
     s_lo, s_hi = cfg.draft_scale_range
-    t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, 2 * k : 3 * k])
-    p_ul = _budget(u[:, 3 * k], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
-    p_dl = _budget(u[:, 3 * k + 1], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
-    g_ul, g_dl = channel.fading_from_uniform(u[:, 3 * k + 2 :], beta, cfg)
+    t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
+    p_ul = _budget(u[:, lay["p_ul"].start], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
+    p_dl = _budget(u[:, lay["p_dl"].start], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
+    dyn: dict[str, np.ndarray | None] = {}
+    if cfg.channel_dynamics == "gauss_markov":
+        h_ul, h_dl = _complex_pair(u[:, lay["fading"]], cfg)
+        w_ul, w_dl = _complex_pair(u[:, lay["w"]], cfg)
+        lo, hi = cfg.speed_range_mps
+        speed = lo + (hi - lo) * u[:, lay["speed"]]
+        dyn.update(h_ul=h_ul, h_dl=h_dl, w_ul=w_ul, w_dl=w_dl, doppler=channel.doppler_hz(speed, cfg.carrier_hz))
+        g_ul, g_dl = channel.power_gain(h_ul, beta), channel.power_gain(h_dl, beta)
+    else:
+        g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
+    if cfg.alpha_dynamics != "fixed":
+        length, alpha_req, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
+        dyn.update(alpha_req=alpha_req, remaining=length)
+        if cfg.alpha_dynamics == "markov":
+            hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
+            dyn["hard"] = hard
+            alpha = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
+        else:
+            alpha = alpha_req
+        if cfg.alpha_hidden:
+            dyn.update(post_a=a0, post_b=b0)
+    elif cfg.alpha_hidden:
+        dyn.update(post_a=acceptance.beta_prior(alpha, cfg.alpha_concentration)[0],
+                   post_b=acceptance.beta_prior(alpha, cfg.alpha_concentration)[1])
+    static = _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg)
     return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
-                 _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg))
+                 static, **dyn)
 
 
 def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
     """Play one round with draft lengths ``gamma`` [B, K]; returns the next state and the
-    round's :class:`~msenv.goodput.RoundResult` (via the shared round kernel)."""
+    round's :class:`~msenv.goodput.RoundResult` (via the shared round kernel). Under SPEC §11 the
+    result's ``info`` holds the truth of the round (α, correction-time gains, request ends)."""
+    if cfg.is_paper_scenario:
+        return _step_paper(u, state, gamma, cfg)
+    return _step_dynamic(u, state, gamma, cfg)
+
+
+def _step_paper(u, state, gamma, cfg):
     k = cfg.num_devices
     first_rej = acceptance.first_rejection_from_uniform(1.0 - u[:, :k], state.alpha, cfg.gamma_max + 1)
     coins = u[:, -k:] if cfg.mode_policy == "random" else None
@@ -154,6 +332,62 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     return State(s.distance, s.beta, s.task, s.alpha, s.t_draft, s.p_ul_w, s.p_dl_w, g_ul, g_dl, s.t + 1, s.static_obs), result
 
 
+def _step_dynamic(u, state, gamma, cfg):
+    lay = _layout(cfg)["step"]
+    s = state
+    first_rej = acceptance.first_rejection_from_uniform(1.0 - u[:, lay["outcome"]], s.alpha, cfg.gamma_max + 1)
+    coins = u[:, lay["coins"]] if cfg.mode_policy == "random" else None
+    gm = cfg.channel_dynamics == "gauss_markov"
+    if gm:  # the correction uses the gains T_cmp after the decision
+        t_cmp = latency.compute_latency(gamma, s.t_draft, cfg)
+        rho = channel.jakes_correlation(s.doppler, t_cmp[:, None])
+        hc_ul = channel.evolve_gain(s.h_ul, rho, s.w_ul)
+        hc_dl = hc_ul if cfg.fading == "reciprocal" else channel.evolve_gain(s.h_dl, rho, s.w_dl)
+        gc_ul, gc_dl = channel.power_gain(hc_ul, s.beta), channel.power_gain(hc_dl, s.beta)
+    else:
+        gc_ul, gc_dl = s.g_ul, s.g_dl
+    cap = s.remaining if s.remaining is not None else None
+    res = evaluate_round(gamma, first_rej, s.t_draft, gc_ul, gc_dl, cfg, p_ul_w=s.p_ul_w, p_dl_w=s.p_dl_w,
+                         coins=coins, token_cap=cap)
+    new = {}
+    if gm:  # the next decision sees the gains T_com after the correction
+        rho2 = channel.jakes_correlation(s.doppler, res.t_com[:, None])
+        w2_ul, w2_dl = _complex_pair(u[:, lay["w_com"]], cfg)
+        h_ul = channel.evolve_gain(hc_ul, rho2, w2_ul)
+        h_dl = h_ul if cfg.fading == "reciprocal" else channel.evolve_gain(hc_dl, rho2, w2_dl)
+        w_ul, w_dl = _complex_pair(u[:, lay["w_next"]], cfg)
+        new.update(h_ul=h_ul, h_dl=h_dl, w_ul=w_ul, w_dl=w_dl, g_ul=channel.power_gain(h_ul, s.beta),
+                   g_dl=channel.power_gain(h_dl, s.beta))
+    elif cfg.fading_redraw == "round":
+        new["g_ul"], new["g_dl"] = channel.fading_from_uniform(u[:, lay["fading"]], s.beta, cfg)
+    info = {"alpha": s.alpha, "g_ul_corr": gc_ul, "g_dl_corr": gc_dl}
+    post_a, post_b = s.post_a, s.post_b
+    if cfg.alpha_hidden:
+        post_a, post_b = acceptance.posterior_update(post_a, post_b, res.accepted * (gamma > 0), res.rejected)
+    if cfg.alpha_dynamics != "fixed":
+        served = round_tokens(res.accepted, gamma, cfg)  # tokens generated, counted or not
+        remaining = s.remaining - served
+        done = remaining <= 0
+        info["request_done"] = done
+        task = np.where(done, _task_from_uniform(u[:, lay["task"]], cfg), s.task)
+        length, alpha_new, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
+        alpha_req = np.where(done, alpha_new, s.alpha_req)
+        remaining = np.where(done, length, remaining)
+        new.update(task=task, alpha_req=alpha_req, remaining=remaining)
+        if cfg.alpha_dynamics == "markov":
+            flip = u[:, lay["switch"]] >= cfg.markov_stay
+            hard = np.where(done, u[:, lay["switch"]] < 0.5, s.hard ^ flip)  # a new request: stationary law
+            new["hard"] = hard
+            new["alpha"] = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
+        else:
+            new["alpha"] = alpha_req
+        if cfg.alpha_hidden:
+            post_a, post_b = np.where(done, a0, post_a), np.where(done, b0, post_b)
+    if cfg.alpha_hidden:
+        new.update(post_a=post_a, post_b=post_b)
+    return dataclasses.replace(s, t=s.t + 1, **new), dataclasses.replace(res, info=info)
+
+
 def _squash_db(g: np.ndarray) -> np.ndarray:
     return np.tanh((10.0 * np.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
 
@@ -161,11 +395,12 @@ def _squash_db(g: np.ndarray) -> np.ndarray:
 def _static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.ndarray:
     """The per-episode observation entries (gain slots left at 0)."""
     b, k = alpha.shape
+    nf = device_features(cfg)
     s_lo, s_hi = cfg.draft_scale_range
     scale = t_draft / cfg.t_draft_ref_s
     speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
-    out = np.zeros((b, DEVICE_FEATURES * k + GLOBAL_FEATURES), dtype=np.float32)
-    dev = out[:, : DEVICE_FEATURES * k].reshape(b, k, DEVICE_FEATURES)
+    out = np.zeros((b, nf * k + GLOBAL_FEATURES), dtype=np.float32)
+    dev = out[:, : nf * k].reshape(b, k, nf)
     dev[:, :, 0] = alpha
     dev[:, :, 1] = speed
     dev[:, :, 4] = _squash_db(beta)
@@ -176,24 +411,61 @@ def _static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.n
 
 def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
-    per-episode entries plus this round's squashed gains."""
+    per-episode entries plus this round's entries."""
     out = state.static_obs.copy()
     b, k = state.g_ul.shape
-    dev = out[:, : DEVICE_FEATURES * k].reshape(b, k, DEVICE_FEATURES)
-    dev[:, :, 2] = _squash_db(state.g_ul)
-    dev[:, :, 3] = _squash_db(state.g_dl)
+    nf = device_features(cfg)
+    dev = out[:, : nf * k].reshape(b, k, nf)
+    if cfg.csi == "statistical":
+        dev[:, :, 2] = dev[:, :, 3] = dev[:, :, 4]
+    else:
+        dev[:, :, 2] = _squash_db(state.g_ul)
+        dev[:, :, 3] = _squash_db(state.g_dl)
+    if cfg.is_paper_scenario:
+        return out
+    j = DEVICE_FEATURES
+    if cfg.alpha_hidden:
+        a, bb = state.post_a, state.post_b
+        n = a + bb
+        dev[:, :, 0] = a / n
+        dev[:, :, j] = np.minimum(2.0 * np.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
+        j += 1
+    else:
+        dev[:, :, 0] = state.alpha
+    if cfg.channel_dynamics == "gauss_markov":
+        dev[:, :, j] = np.tanh(state.doppler * (1.0 / DOPPLER_SCALE_HZ))
     return out
 
 
-def context(state: State, cfg: SystemConfig, index: int | None = None) -> RoundContext:
-    """The round context of row ``index`` (arrays [K]) or of the whole batch (``None``)."""
-    if index is None:
-        return RoundContext(state.alpha, state.t_draft, state.g_ul, state.g_dl, state.p_ul_w, state.p_dl_w, cfg)
-    i = index
-    return RoundContext(
-        state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i],
-        float(state.p_ul_w[i]), float(state.p_dl_w[i]), cfg,
-    )
+def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool = False) -> RoundContext:
+    """The round context of row ``index`` (arrays [K]) or of the whole batch (``None``).
+
+    ``oracle=False``: what the server can know (SPEC §11); ``oracle=True``: the truth (true α,
+    the innovations that fix the correction-time gains). Equal in the paper scenario.
+    """
+    i = slice(None) if index is None else index
+    p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
+    p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
+    if cfg.is_paper_scenario:
+        return RoundContext(state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i], p_ul, p_dl, cfg)
+    gm = cfg.channel_dynamics == "gauss_markov"
+    show_csi = oracle or cfg.csi != "statistical"
+    beta = state.beta[i]
+    g_ul, g_dl = (state.g_ul[i], state.g_dl[i]) if show_csi else (beta, beta)
+    extra = dict(beta=beta, doppler_hz=state.doppler[i] if gm else None)
+    if gm and show_csi:
+        extra.update(h_ul=state.h_ul[i], h_dl=state.h_dl[i])
+    if gm and (oracle or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
+        extra.update(w_ul=state.w_ul[i], w_dl=state.w_dl[i])
+    if oracle:
+        alpha = state.alpha[i]
+    elif cfg.alpha_hidden:
+        a, b = state.post_a[i], state.post_b[i]
+        alpha = a / (a + b)
+        extra.update(alpha_a=a, alpha_b=b)
+    else:
+        alpha = state.alpha[i]
+    return RoundContext(alpha, state.t_draft[i], g_ul, g_dl, p_ul, p_dl, cfg, oracle=oracle, **extra)
 
 
 def validate_action(action, cfg: SystemConfig, batch: int | None = None) -> np.ndarray:

@@ -30,6 +30,8 @@ class RoundResult:
     t_com: np.ndarray  #: s [...]
     latency: np.ndarray  #: s [...]  T = t_draft + t_verify + t_com
     goodput: np.ndarray  #: tokens/s [...]  G = Σ_k N_k / T
+    #: SPEC §11 truth of the round (true α, correction-time gains, request ends), else None
+    info: dict | None = None
 
 
 def communication_time(
@@ -75,8 +77,12 @@ def evaluate_round(
     p_dl_w=None,
     coins=None,
     policy: str | None = None,
+    token_cap: np.ndarray | None = None,
 ) -> RoundResult:
-    """One round (or a batch of rounds): outcome → reactive solution → latency → goodput."""
+    """One round (or a batch of rounds): outcome → reactive solution → latency → goodput.
+
+    ``token_cap`` [..., K]: tokens left in each device's request (SPEC §11); tokens past it are
+    not goodput (``tokens`` counts at most the cap)."""
     gamma = np.asarray(gamma)
     acc = acceptance.accepted_tokens(first_rejection, gamma)
     rej = acceptance.rejected(first_rejection, gamma)
@@ -85,6 +91,8 @@ def evaluate_round(
     t_v = latency.verify_latency(gamma, cfg)
     t = t_d + t_v + sol.t_com
     tokens = round_tokens(acc, gamma, cfg)
+    if token_cap is not None:
+        tokens = np.minimum(tokens, token_cap)
     return RoundResult(
         tokens=tokens,
         accepted=acc,

@@ -3,16 +3,17 @@
 ``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.env.MultiSpinEnv`
 (same dynamics, same seeding). Agents ``device_0 … device_{K−1}``; action ``Discrete(γ_max+1)``.
 
-Local observation of device k (float32, in [−1, 1], 10 entries):
+Local observation of device k (float32, in [−1, 1]; F = ``functional.device_features(cfg)``,
+5 in the paper scenario, so 10 entries):
 
-=====  ======================================================================
-index  feature
-=====  ======================================================================
-0–4    device k's own features (α, drafting-speed scale, g^ul, g^dl, β; as in
-       :mod:`msenv.functional`)
-5–6    the global features (P_ul, P_dl)
-7–9    shared: mean over all devices of α, of the squashed g^ul and of g^dl
-=====  ======================================================================
+=======  ====================================================================
+index    feature
+=======  ====================================================================
+0…F−1    device k's own features (α or its posterior mean, drafting-speed scale,
+         g^ul, g^dl, β, and the SPEC §11 extras; as in :mod:`msenv.functional`)
+F, F+1   the global features (P_ul, P_dl)
+F+2…F+4  shared: mean over all devices of slot 0 (α), of the squashed g^ul and g^dl
+=======  ====================================================================
 
 Reward: ``"shared"`` (default) — every agent gets the sum goodput Σ N / T (× reward_scale);
 ``"per_device"`` — agent k gets its own token rate N_k / T (× reward_scale).
@@ -30,9 +31,10 @@ from pettingzoo import ParallelEnv
 
 from .config import SystemConfig, check_fields
 from .env import MultiSpinEnv
-from .functional import DEVICE_FEATURES, GLOBAL_FEATURES
+from .functional import GLOBAL_FEATURES, device_features
 
-LOCAL_OBS = DEVICE_FEATURES + GLOBAL_FEATURES + 3
+#: local observation size in the paper scenario (SPEC §11 configs add their extra device features)
+LOCAL_OBS = 5 + GLOBAL_FEATURES + 3
 REWARD_MODES = ("shared", "per_device")
 
 
@@ -55,16 +57,16 @@ class MultiSpinParallelEnv(ParallelEnv):
 
     @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Box:
-        return spaces.Box(-1.0, 1.0, shape=(LOCAL_OBS,), dtype=np.float32)
+        return spaces.Box(-1.0, 1.0, shape=(device_features(self.config) + GLOBAL_FEATURES + 3,), dtype=np.float32)
 
     @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Discrete:
         return spaces.Discrete(self.config.gamma_max + 1)
 
     def _split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        k = self.config.num_devices
-        dev = obs[: DEVICE_FEATURES * k].reshape(k, DEVICE_FEATURES)
-        glob = obs[DEVICE_FEATURES * k :]
+        k, nf = self.config.num_devices, device_features(self.config)
+        dev = obs[: nf * k].reshape(k, nf)
+        glob = obs[nf * k :]
         shared = dev[:, [0, 2, 3]].mean(axis=0)
         local = np.concatenate([dev, np.broadcast_to(glob, (k, GLOBAL_FEATURES)), np.broadcast_to(shared, (k, 3))], axis=1)
         local = local.astype(np.float32)

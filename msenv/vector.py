@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import functional as F
 from .config import SystemConfig, check_fields, resolve_config
-from .env import INFO_KEYS, config_from_options
+from .env import config_from_options, info_keys
 
 _PER_DEVICE = ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay")
 
@@ -145,11 +145,13 @@ class MultiSpinVectorEnv(VectorEnv):
         info: dict[str, Any] = {}
         for key in _PER_DEVICE + ("t_draft", "t_verify", "t_com", "latency", "goodput"):
             info[key] = getattr(res, key)
+        if res.info:
+            info.update(res.info)
         info["episode_tokens"] = self._ep_tokens.copy()
         info["episode_time"] = self._ep_time.copy()
         info["episode_throughput"] = np.where(mask, self._ep_tokens / np.where(mask, self._ep_time, 1.0), 0.0)
         all_live = bool(mask.all())
-        for key in INFO_KEYS:
+        for key in info_keys(self.config):
             if not all_live:
                 val = info[key]
                 m = mask.reshape(mask.shape + (1,) * (val.ndim - 1))
@@ -164,8 +166,13 @@ class MultiSpinVectorEnv(VectorEnv):
 
     @property
     def context(self) -> F.RoundContext:
-        """The upcoming round's inputs of all sub-envs (arrays [N, K])."""
+        """The upcoming round's inputs of all sub-envs (arrays [N, K]) — what the server knows."""
         return F.context(self._state, self.config)
+
+    @property
+    def oracle_context(self) -> F.RoundContext:
+        """The upcoming round's truth of all sub-envs (see ``MultiSpinEnv.oracle_context``)."""
+        return F.context(self._state, self.config, oracle=True)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._state = None

@@ -1,0 +1,267 @@
+"""SPEC §11 dynamics: the paper scenario unchanged, the laws of the new processes, what a
+server may observe (issue: dynamics and partial observability)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import gymnasium as gym
+import msenv  # noqa: F401
+from msenv import SystemConfig
+from msenv import channel, functional as F
+from msenv.env import MultiSpinEnv, info_keys
+from msenv.vector import MultiSpinVectorEnv
+
+GOLDEN = Path(__file__).parent / "data" / "golden_paper.npz"
+
+
+# ---------------------------------------------------------------------- paper scenario unchanged
+def test_paper_scenario_bit_identical_to_golden():
+    """Every obs, reward and info key of the default ids (and [R] variants) equals the
+    trajectories recorded before the dynamics were added (tests/make_golden.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_golden", Path(__file__).parent / "make_golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    gold = np.load(GOLDEN)
+    for name, (env_id, kw) in mod.CASES.items():
+        now = mod.record(env_id, kw)
+        keys = {k.split("/", 1)[1] for k in gold.files if k.startswith(name + "/")}
+        assert keys == set(now), name
+        for key in keys:
+            np.testing.assert_array_equal(now[key], gold[f"{name}/{key}"], err_msg=f"{name}/{key}")
+
+
+# ---------------------------------------------------------------------- channel
+@pytest.mark.parametrize("rho", [0.95, 0.5, -0.12, 0.0])
+def test_gauss_markov_lag_correlation_is_rho_squared_and_marginal_exp1(rho):
+    rng = np.random.default_rng(1)
+    n = 200_000
+    h = channel.complex_gain_from_uniform(rng.random(n), rng.random(n))
+    w = channel.complex_gain_from_uniform(rng.random(n), rng.random(n))
+    h2 = channel.evolve_gain(h, rho, w)
+    x, y = np.abs(h) ** 2, np.abs(h2) ** 2
+    r = np.corrcoef(x, y)[0, 1]
+    se = 1.0 / np.sqrt(n) * 3  # ≈ 3 standard errors of a correlation estimate (≤ 1/√n · (1 + r²))
+    assert abs(r - rho**2) < 2 * se + 1e-3
+    assert stats.kstest(y, "expon").pvalue > 1e-3  # the marginal stays Exp(1)
+    assert np.mean(h2.real * h.real + h2.imag * h.imag) == pytest.approx(rho, abs=0.01)  # E[h2·conj(h)] = ρ
+
+
+def test_jakes_correlation_values_from_the_spec():
+    fd = channel.doppler_hz(1.0, 3.5e9)
+    assert fd == pytest.approx(11.67, abs=0.01)
+    assert channel.jakes_correlation(fd, 0.3) == pytest.approx(special.j0(2 * np.pi * fd * 0.3))
+    assert channel.jakes_correlation(0.5, 0.3) == pytest.approx(0.79, abs=0.01)
+
+
+def test_env_correction_gains_follow_the_lag_law():
+    """Batched env, deterministic T_cmp (no drafting spread): corr(|h_decision|², |h_correction|²)
+    across many envs equals J0(2π f_D T_cmp)²; with speed 0 the gains never change."""
+    v = 0.3
+    cfg = SystemConfig(num_devices=3, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(v, v),
+                       draft_scale_range=(1.0, 1.0), episode_length=5)
+    n = 20_000
+    venv = MultiSpinVectorEnv(n, cfg)
+    venv.reset(seed=0)
+    gamma = np.full((n, 3), 4)
+    beta = venv.state.beta
+    x = venv.state.g_ul / beta
+    _, _, _, _, info = venv.step(gamma)
+    y = info["g_ul_corr"] / beta
+    t_cmp = 4 * cfg.t_draft_ref_s + cfg.t_verify_base_s + 3 * cfg.t_verify_per_device_s
+    rho = special.j0(2 * np.pi * channel.doppler_hz(v, cfg.carrier_hz) * t_cmp)
+    r = np.corrcoef(x.ravel(), y.ravel())[0, 1]
+    assert abs(r - rho**2) < 0.03
+    static = MultiSpinEnv(cfg.replace(speed_range_mps=(0.0, 0.0)))
+    static.reset(seed=1)
+    g0 = static.state.g_ul.copy()
+    for _ in range(4):
+        _, _, _, _, inf = static.step(np.array([2, 0, 5]))
+        np.testing.assert_allclose(inf["g_ul_corr"], g0[0], rtol=1e-12)
+        np.testing.assert_allclose(static.state.g_ul, g0, rtol=1e-12)
+
+
+def test_oracle_context_predicts_the_correction_gains():
+    cfg = SystemConfig(num_devices=4, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(1.0, 1.0),
+                       episode_length=5)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=2)
+    oracle, seen = env.oracle_context, env.context
+    assert seen.w_ul is None and oracle.w_ul is not None  # decision CSI: no innovations for the server
+    gamma = np.array([3, 1, 0, 6])
+    from msenv.latency import compute_latency
+
+    g_ul, g_dl = oracle.correction_gains(compute_latency(gamma, oracle.t_draft, cfg))
+    _, _, _, _, info = env.step(gamma)
+    np.testing.assert_allclose(info["g_ul_corr"], g_ul, rtol=1e-12)
+    np.testing.assert_allclose(info["g_dl_corr"], g_dl, rtol=1e-12)
+    stat = MultiSpinEnv(cfg.replace(csi="statistical"))
+    stat.reset(seed=2)
+    np.testing.assert_array_equal(stat.context.g_ul, stat.state.beta[0])  # β only
+    assert stat.context.h_ul is None
+
+
+# ---------------------------------------------------------------------- acceptance
+def test_beta_posterior_equals_a_hand_computed_update():
+    cfg = SystemConfig(num_devices=3, alpha_dynamics="request", alpha_observed=False,
+                       request_mean_tokens=(1e6,) * 4, episode_length=20)
+    env = MultiSpinEnv(cfg)
+    obs, _ = env.reset(seed=4)
+    m = np.asarray(cfg.acceptance_rates)[env.state.task[0]]
+    a, b = cfg.alpha_concentration * m, cfg.alpha_concentration * (1 - m)
+    ctx = env.context
+    np.testing.assert_allclose(ctx.alpha_a, a) and np.testing.assert_allclose(ctx.alpha_b, b)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        gamma = rng.integers(0, 6, 3)
+        obs, _, _, _, info = env.step(gamma)
+        a = a + np.where(gamma > 0, info["accepted"], 0)
+        b = b + info["rejected"]
+        ctx = env.context
+        np.testing.assert_allclose(ctx.alpha_a, a, rtol=0, atol=0)
+        np.testing.assert_allclose(ctx.alpha_b, b, rtol=0, atol=0)
+        np.testing.assert_allclose(ctx.alpha, a / (a + b))
+        dev = obs[: 6 * 3].reshape(3, 6)  # 5 + posterior spread
+        np.testing.assert_allclose(dev[:, 0], a / (a + b), rtol=1e-6)
+        sd = np.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
+        np.testing.assert_allclose(dev[:, 5], np.minimum(2 * sd, 1), rtol=1e-6)
+        # the truth is in info, never in the observation
+        assert not np.any(np.isclose(dev[:, 0], info["alpha"], rtol=0, atol=1e-9) & (info["alpha"] != a / (a + b)))
+
+
+def test_request_lengths_tasks_and_alpha_follow_their_laws():
+    from msenv import acceptance
+
+    rng = np.random.default_rng(5)
+    u = rng.random(300_000)
+    for mean in (2.0, 40.0, 400.0):
+        n = acceptance.geometric_from_uniform(u, mean)
+        assert n.min() >= 1
+        assert n.mean() == pytest.approx(mean, rel=0.02)
+        p = 1 / mean
+        assert np.mean(n == 1) == pytest.approx(p, abs=0.005)
+    a0, b0 = acceptance.beta_prior(0.8, 20.0)
+    x = acceptance.beta_from_uniform(u, a0, b0)
+    assert stats.kstest(x, stats.beta(a0, b0).cdf).pvalue > 1e-3
+    # env level: tasks of new requests are uniform over the four tasks; lengths geometric per task
+    cfg = SystemConfig(num_devices=50, alpha_dynamics="request", request_mean_tokens=(3.0, 5.0, 8.0, 4.0),
+                       episode_length=1000)
+    venv = MultiSpinVectorEnv(20, cfg)
+    venv.reset(seed=9)
+    new_tasks, lengths = [], []
+    for _ in range(30):
+        before = venv.state
+        _, _, _, _, info = venv.step(np.full((20, 50), 2))
+        done = info["request_done"]
+        new_tasks += list(venv.state.task[done])
+        lengths += list(zip(venv.state.task[done], venv.state.remaining[done]))
+    counts = np.bincount(new_tasks, minlength=4)
+    assert stats.chisquare(counts).pvalue > 1e-3
+    for t, mean in enumerate(cfg.request_mean_tokens):
+        ls = np.array([n for tk, n in lengths if tk == t])
+        assert ls.mean() == pytest.approx(mean, rel=0.1)
+    assert before is not None
+
+
+def test_tokens_past_a_requests_end_are_never_counted():
+    cfg = SystemConfig(num_devices=6, alpha_dynamics="request", acceptance_rates=(0.99, 0.99, 0.99, 0.99),
+                       alpha_concentration=1000.0, request_mean_tokens=(3.0, 3.0, 3.0, 3.0), episode_length=50)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=1)
+    wasted = 0
+    for _ in range(40):
+        left = env.state.remaining[0].copy()
+        _, r, _, _, info = env.step(np.full(6, 10))
+        generated = info["accepted"] + 1
+        np.testing.assert_array_equal(info["tokens"], np.minimum(generated, left))
+        assert r == pytest.approx(np.minimum(generated, left).sum() / info["latency"], rel=1e-12)
+        wasted += int(np.sum(generated - info["tokens"]))
+        assert np.all(info["request_done"] == (generated >= left))
+    assert wasted > 0  # long drafts past short requests do waste tokens
+
+
+def test_markov_chain_modulates_alpha_and_switches_at_its_rate():
+    cfg = SystemConfig(num_devices=40, alpha_dynamics="markov", request_mean_tokens=(1e9,) * 4, episode_length=500)
+    venv = MultiSpinVectorEnv(10, cfg)
+    venv.reset(seed=3)
+    s = venv.state
+    step = cfg.markov_delta * np.minimum(s.alpha_req, 1 - s.alpha_req)
+    np.testing.assert_allclose(s.alpha, np.where(s.hard, s.alpha_req - step, s.alpha_req + step))
+    assert np.all((s.alpha > 0) & (s.alpha <= 1))
+    flips, n = 0, 0
+    for _ in range(50):
+        before = venv.state.hard.copy()
+        venv.step(np.full((10, 40), 1))
+        flips += np.sum(before != venv.state.hard)
+        n += before.size
+    assert flips / n == pytest.approx(1 - cfg.markov_stay, abs=0.01)
+    assert venv.state.hard.mean() == pytest.approx(0.5, abs=0.05)
+
+
+# ---------------------------------------------------------------------- shells
+DYNAMIC = [
+    dict(channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(0.5, 1.5)),
+    dict(channel_dynamics="gauss_markov", csi="oracle", speed_range_mps=(0.0, 0.05), fading="reciprocal",
+         alpha_dynamics="request", alpha_observed=False),
+    dict(channel_dynamics="gauss_markov", csi="statistical", speed_range_mps=(1.0, 2.0), alpha_dynamics="markov",
+         alpha_observed=False, mode_policy="random", request_mean_tokens=(20.0, 30.0, 25.0, 10.0)),
+]
+
+
+@pytest.mark.parametrize("over", DYNAMIC)
+def test_dynamic_configs_pass_the_env_checkers_and_bound_the_obs(over):
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    env = gym.make("msenv/MultiSpin-v0", num_devices=5, episode_length=30, **over).unwrapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=False)
+        sb3_check(MultiSpinEnv(num_devices=5, episode_length=30, **over), warn=True)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        obs, r, _, _, info = env.step(rng.integers(0, 21, 5))
+        assert env.observation_space.contains(obs) and np.isfinite(r) and r >= 0
+        assert set(info) == set(info_keys(env.config))
+
+
+@pytest.mark.parametrize("over", DYNAMIC)
+def test_dynamic_vector_env_equals_sync_vector_env(over):
+    cfg = SystemConfig(num_devices=4, episode_length=6, **over)
+    n = 3
+    batched = MultiSpinVectorEnv(n, cfg)
+    sync = gym.vector.SyncVectorEnv([lambda: MultiSpinEnv(cfg) for _ in range(n)])
+    o1, _ = batched.reset(seed=11)
+    o2, _ = sync.reset(seed=11)
+    np.testing.assert_array_equal(o1, o2)
+    rng = np.random.default_rng(1)
+    for _ in range(15):
+        a = rng.integers(0, 21, (n, 4))
+        r1 = batched.step(a)
+        r2 = sync.step(a)
+        for x, y in zip(r1[:4], r2[:4]):
+            np.testing.assert_array_equal(x, y)
+        live = r1[4]["_tokens"]  # the step after an episode's end is a reset step (no info)
+        assert np.array_equal(live, r2[4].get("_tokens", np.zeros(n, bool)))
+        for key in info_keys(cfg):
+            if live.any():
+                np.testing.assert_array_equal(r1[4][key][live], r2[4][key][live], err_msg=key)
+
+
+def test_pettingzoo_local_obs_grows_with_the_extras():
+    from pettingzoo.test import parallel_api_test
+
+    from msenv.marl import MultiSpinParallelEnv
+
+    env = MultiSpinParallelEnv(num_devices=3, episode_length=5, **DYNAMIC[2])
+    assert env.observation_space("device_0").shape == (F.device_features(env.config) + 2 + 3,)
+    parallel_api_test(env, num_cycles=10)
