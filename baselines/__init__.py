@@ -2,7 +2,8 @@
 paired evaluation harness (``python -m baselines.evaluate``)."""
 
 from .base import ContextPredictor, Controller, check_output
-from .greedy import ComputationOnly, ExactSAA, GreedySAA, LocalSearch, greedy_search, local_search
+from .greedy import (BayesianSAA, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleGreedy, PlugInGreedy,
+                     greedy_search, local_search)
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
 #: name → factory, for the CLI and experiments
@@ -13,6 +14,9 @@ REGISTRY = {
     "local-search": LocalSearch,
     "exact-saa": ExactSAA,
     "random": RandomLengths,
+    "plug-in-greedy": PlugInGreedy,
+    "bayes-saa": BayesianSAA,
+    "oracle-greedy": OracleGreedy,
 }
 
 
@@ -29,6 +33,7 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
+    "BayesianSAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",

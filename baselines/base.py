@@ -22,6 +22,9 @@ class Controller(ABC):
     """
 
     name: str = "controller"
+    #: True for explicitly named oracle controllers: the harness hands them the oracle context
+    #: (SPEC §11 truth: true α, correction-time gains) instead of the observable one
+    oracle: bool = False
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng()
@@ -49,6 +52,12 @@ def check_output(controller: Controller, gamma, context: RoundContext) -> np.nda
         raise ValueError(f"controller {controller.name!r} returned a bad draft-length vector: {e}") from None
 
 
+def controller_context(controller: Controller, env) -> RoundContext:
+    """The context a controller may see: the oracle context for oracle controllers, else what
+    the server observes."""
+    return env.oracle_context if getattr(controller, "oracle", False) else env.context
+
+
 class ContextPredictor:
     """Adapter: run a :class:`Controller` wherever an SB3-style ``predict(obs)`` is expected.
 
@@ -61,6 +70,6 @@ class ContextPredictor:
         self.env = env
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
-        ctx = self.env.unwrapped.context
+        ctx = controller_context(self.controller, self.env.unwrapped)
         gamma = check_output(self.controller, self.controller.act(ctx, observation), ctx)
         return gamma, state

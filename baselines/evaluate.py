@@ -39,7 +39,7 @@ from msenv import SystemConfig, resolve_config
 from msenv.config import MODE_POLICIES
 from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
 
-from .base import Controller, check_output
+from .base import Controller, check_output, controller_context
 
 METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
            "t_cmp_ms", "decision_ms")
@@ -80,7 +80,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
     tokens = time_ = 0.0
     done = False
     while not done:
-        ctx = env.context
+        ctx = controller_context(controller, env)
         t0 = time.perf_counter()
         gamma = controller.act(ctx, obs)
         dec.append(time.perf_counter() - t0)
@@ -321,7 +321,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--controllers", nargs="+", default=["greedy-saa", "optimal-uniform", "computation-only", "local-search", "fixed-4"],
                     help="entries: a controller name (greedy-saa, optimal-uniform, computation-only, local-search, "
                          "exact-saa, random, fixed-<γ>), optionally @policy")
-    ap.add_argument("--preset", default="qwen2.5", help="qwen2.5 | deepseek-r1")
+    ap.add_argument("--preset", default="qwen2.5", help="qwen2.5 | deepseek-r1 (ignored with --env-id)")
+    ap.add_argument("--env-id", default=None, help="a registered id, e.g. msenv/MultiSpin-Dynamic-v0 (its config)")
     ap.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="config overrides, e.g. p_dl_dbm=20")
     ap.add_argument("--episodes", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=None, help="rounds per episode (default: config episode_length)")
@@ -336,14 +337,21 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         overrides = parse_overrides(args.set)
         if args.rounds is not None:
             overrides["episode_length"] = args.rounds
-        cfg = resolve_config(args.preset, **overrides)
+        if args.env_id is not None:
+            from msenv import ENV_IDS
+
+            if args.env_id not in ENV_IDS:
+                raise ValueError(f"--env-id {args.env_id!r} is not registered; allowed: {', '.join(ENV_IDS)}")
+            cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+        else:
+            cfg = resolve_config(args.preset, **overrides)
         entries = [parse_entry(s) for s in args.controllers]
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress,
                        ray_address=args.ray)
     rows = summarize(results)
-    print_table(rows, title=f"{args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}..")
+    print_table(rows, title=f"{args.env_id or args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}..")
     write_csv(rows, args.out)
     write_json({"config": cfg.to_dict(), "summary": rows, "episodes": [asdict(r) for r in results]},
                Path(args.out).with_suffix(".json"))

@@ -8,6 +8,16 @@
   the better of greedy and optimal uniform; on its SAA objective it is never worse than either.
 - :class:`ExactSAA` — **ours**: exact maximiser of the SAA objective for small K (exhaustive
   over (γ_max+1)^K with a per-subset T_com table), to measure the greedy's optimality gap.
+
+Under SPEC §11 (hidden α, stale CSI):
+
+- :class:`PlugInGreedy` — the paper's greedy as it could be deployed: the same algorithm on the
+  observable context (posterior-mean α, the gains it is shown, as if they were exact);
+- :class:`BayesianSAA` — **ours**: the same two-phase greedy on
+  :class:`~msenv.saa.DynamicSAAEstimator`, whose samples draw α from the posterior and the
+  correction-time gains from the fading law given the CSI and ρ(T_cmp(γ)), per candidate;
+- :class:`OracleGreedy` — the greedy on the *oracle* context (true α, the correction-time gains
+  of every candidate): an upper reference no real server can run.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import numpy as np
 from msenv import latency
 from msenv.functional import RoundContext
 from msenv.goodput import communication_time, saa_objective
-from msenv.saa import SAAEstimator, check_saa_args
+from msenv.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args
 
 from .base import Controller
 from .simple import best_uniform
@@ -103,6 +113,31 @@ class GreedySAA(Controller):
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         self.last_trace = []
         return greedy_search(self.estimator(context), self.last_trace)[0]
+
+
+class PlugInGreedy(GreedySAA):
+    """The paper's greedy on what a server observes (posterior-mean α, gains as shown)."""
+
+    name = "plug-in-greedy"
+
+
+class BayesianSAA(GreedySAA):
+    """Ours (SPEC §11): the two-phase greedy on the Bayesian SAA estimate — α samples from the
+    posterior, correction-time gains from h_corr | h_seen ~ CN(ρ(T_cmp(γ))·h_seen, 1 − ρ²) —
+    so a candidate is priced with both its estimation error and its CSI staleness."""
+
+    name = "bayes-saa"
+
+    def estimator(self, context: RoundContext) -> DynamicSAAEstimator:
+        return DynamicSAAEstimator(context, self.rng, self.n_samples, self.policy, self.objective, self.communication)
+
+
+class OracleGreedy(BayesianSAA):
+    """Upper reference: the greedy on the oracle context (true α and the exact correction-time
+    gains of every candidate). The harness hands it ``env.oracle_context``."""
+
+    name = "oracle-greedy"
+    oracle = True
 
 
 class ComputationOnly(GreedySAA):

@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics} [options]``."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from .figures import FIGURES, run_figure
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity"],
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 20)")
-    ap.add_argument("--rounds", type=int, default=10, help="rounds per drop (default 10)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per drop (default 10; dynamics: 30)")
     ap.add_argument("--seed", type=int, default=0, help="first drop seed (default 0)")
     ap.add_argument("--out", default="results", help="output directory (default results/)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
@@ -23,17 +23,25 @@ def main(argv: list[str] | None = None) -> int:
                     help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
                          "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
-    ap.add_argument("--agent", default=None, help="fig11: directory of a trained agent (adds a PPO row)")
+    ap.add_argument("--agent", default=None, help="fig11 / dynamics: directory of a trained agent (adds a PPO row)")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--readings", nargs="+", default=None, help="sensitivity: only these readings (default all)")
     args = ap.parse_args(argv)
     if args.drops is None:
-        args.drops = 20 if args.figure == "sensitivity" else 50
+        args.drops = 20 if args.figure in ("sensitivity", "dynamics") else 50
+    if args.rounds is None:
+        args.rounds = 30 if args.figure == "dynamics" else 10
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    if args.figure == "dynamics":
+        from .dynamics import run_dynamics
+
+        run_dynamics(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
+                     progress=not args.no_progress, ray_address=args.ray, agent=args.agent)
+        return 0
     if args.figure == "sensitivity":
         from .sensitivity import run_sensitivity
 

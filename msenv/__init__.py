@@ -4,6 +4,16 @@
 
 - ``msenv/MultiSpin-v0``           — Qwen2.5-0.5B → Qwen2.5-14B pair (SPEC §2 defaults)
 - ``msenv/MultiSpin-DeepSeek-v0``  — R1-Distill-Qwen-1.5B → 32B pair
+
+Beyond the paper (SPEC §11; Qwen2.5 pair, K = 20 unless said; parameters in :data:`ENV_IDS`):
+
+- ``msenv/MultiSpin-HiddenAlpha-v0``   — (quasi-)static devices (v ≤ 0.05 m/s: f_D ≤ 0.6 Hz) with
+  decision-time CSI; back-to-back requests whose α (Beta, κ = 20) the server never sees;
+- ``msenv/MultiSpin-Mobile-v0``        — pedestrians (v ~ U[0.5, 1.5] m/s) with decision-time CSI;
+  α fixed and known, as in the paper;
+- ``msenv/MultiSpin-Dynamic-v0``       — pedestrians + hidden α with requests and the easy/hard chain;
+- ``msenv/MultiSpin-Dynamic-Small-v0`` — the same in a small, weak, diverse cell: K = 6,
+  P_dl = 15 dBm, diverse prompts (κ = 5).
 """
 
 from __future__ import annotations
@@ -16,11 +26,23 @@ from .functional import RoundContext
 
 __version__ = "0.1.0"
 
-#: registered id → preset name
-ENV_IDS = {
+_STATIC = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.0, 0.05), csi="decision")
+_PEDESTRIAN = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.5, 1.5), csi="decision")
+_HIDDEN_REQUESTS = dict(alpha_dynamics="request", alpha_observed=False)
+
+#: registered id → config (a preset name, or a dict of fields with its ``preset``)
+ENV_IDS: dict[str, str | dict] = {
     "msenv/MultiSpin-v0": "qwen2.5",
     "msenv/MultiSpin-DeepSeek-v0": "deepseek-r1",
+    "msenv/MultiSpin-HiddenAlpha-v0": dict(preset="qwen2.5", **_STATIC, **_HIDDEN_REQUESTS),
+    "msenv/MultiSpin-Mobile-v0": dict(preset="qwen2.5", **_PEDESTRIAN),
+    "msenv/MultiSpin-Dynamic-v0": dict(preset="qwen2.5", **_PEDESTRIAN, alpha_dynamics="markov", alpha_observed=False),
+    "msenv/MultiSpin-Dynamic-Small-v0": dict(preset="qwen2.5", **_PEDESTRIAN, alpha_dynamics="markov",
+                                             alpha_observed=False, num_devices=6, p_dl_dbm=15.0,
+                                             alpha_concentration=5.0),
 }
+#: the ids beyond the paper (SPEC §11)
+DYNAMIC_IDS = tuple(ENV_IDS)[2:]
 
 
 def register_envs() -> None:
@@ -40,6 +62,7 @@ register_envs()
 
 __all__ = [
     "ENV_IDS",
+    "DYNAMIC_IDS",
     "INFO_KEYS",
     "MultiSpinEnv",
     "PRESETS",

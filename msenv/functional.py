@@ -154,7 +154,10 @@ class RoundContext:
     @property
     def knows_correction_gains(self) -> bool:
         """True when the context fixes the correction-time gains for every T_cmp: i.i.d. block
-        fading seen exactly, or Gauss–Markov with the innovations (oracle CSI)."""
+        fading seen exactly, or Gauss–Markov with the innovations (oracle CSI); False under
+        statistical CSI (only β shown) and Gauss–Markov decision-time CSI."""
+        if not self.oracle and self.config.csi == "statistical":
+            return False
         return not self.gains_move or self.w_ul is not None
 
     def correction_gains(self, t_cmp) -> tuple[np.ndarray, np.ndarray]:

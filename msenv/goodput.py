@@ -133,12 +133,18 @@ def saa_objective(
 
     ``"ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com), E[N_k] in closed form;
     ``"mean_of_ratios"``: mean_s Σ_k N_k,s / (T_cmp + T_com,s) — the expected reward; needs the
-    samples ``first_rejection`` [S, K]. ``cfg`` decides which devices the batch serves
+    samples ``first_rejection`` [S, K]. ``alpha`` is [K], or [S, K] samples of an uncertain α
+    (then E[N_k] is averaged over them). ``cfg`` decides which devices the batch serves
     (:func:`in_batch`; None = all).
     """
     served = True if cfg is None else in_batch(gammas, cfg)
     if objective == "ratio":
-        tokens = (acceptance.expected_tokens(alpha, gammas) * served).sum(axis=-1)
+        alpha = np.asarray(alpha)
+        if alpha.ndim == 2:  # α samples [S, K] (SPEC §11): E[N_k] averaged over the posterior
+            e_tokens = acceptance.expected_tokens(alpha[None], gammas[:, None]).mean(axis=1)
+        else:
+            e_tokens = acceptance.expected_tokens(alpha, gammas)
+        tokens = (e_tokens * served).sum(axis=-1)
         return tokens / (t_cmp + t_com.mean(axis=-1))
     if objective == "mean_of_ratios":
         acc = acceptance.accepted_tokens(first_rejection[None], gammas[:, None])

@@ -140,3 +140,112 @@ class SAAEstimator:
         t_cmp = latency.compute_latency(gammas, self.context.t_draft, self.config)
         vals = saa_objective(self.objective, gammas, t_cmp, t_com, self.context.alpha, self.samples, self.config)
         return vals[0] if single else vals
+
+
+class DynamicSAAEstimator:
+    """SAA scores under SPEC §11 uncertainty, with the same ``evaluate`` interface as
+    :class:`SAAEstimator` (so the greedy, uniform and local searches run on it unchanged).
+
+    Each of the S samples (drawn once per decision: common random numbers for every candidate)
+    carries an α vector — a Beta posterior draw when the context holds a posterior
+    (``alpha_a``/``alpha_b``), else the context's α — its verification outcome, and an innovation
+    w ~ CN(0, 1) per link and device. A candidate γ is priced with the gains its correction will
+    meet, T_cmp(γ) after the decision:
+
+    - the context fixes them (i.i.d. block fading seen exactly, or oracle innovations):
+      ``context.correction_gains(T_cmp)``, shared by all samples;
+    - decision-time CSI of a Gauss–Markov channel: h_corr | h_seen ~ CN(ρ·h_seen, 1 − ρ²),
+      ρ = J0(2π f_D T_cmp(γ)) — longer drafts, staler CSI;
+    - statistical CSI: h_corr ~ CN(0, 1) (only β is known).
+
+    Candidates with the same T_cmp share the gains and are solved in one batched call.
+    """
+
+    def __init__(self, context: RoundContext, rng: np.random.Generator, n_samples: int | None = None,
+                 policy: str | None = None, objective: str | None = None, communication: bool = True) -> None:
+        from . import channel
+
+        check_saa_args("DynamicSAAEstimator", n_samples, objective, policy)
+        cfg = context.config
+        self.config, self.context = cfg, context
+        self.policy = cfg.mode_policy if policy is None else policy
+        self.objective = cfg.saa_objective if objective is None else objective
+        self.communication = communication
+        s = cfg.n_saa if n_samples is None else int(n_samples)
+        k = len(context.alpha)
+        if context.alpha_a is not None:
+            self.alpha = acceptance.beta_from_uniform(rng.random((s, k)), context.alpha_a, context.alpha_b)
+        else:
+            self.alpha = np.asarray(context.alpha, dtype=float)
+        u = 1.0 - rng.random((s, k))
+        self.samples = acceptance.first_rejection_from_uniform(u, self.alpha, cfg.gamma_max + 1)
+        self.coins = rng.random((s, k)) if self.policy == "random" else None
+        links = 2 if cfg.fading == "independent" else 1
+        w = channel.complex_gain_from_uniform(rng.random((links, s, k)), rng.random((links, s, k)))
+        self._w_ul, self._w_dl = w[0], w[-1]
+        self._cache: dict[bytes, float] = {}
+        self._gains: dict[float, tuple[np.ndarray, np.ndarray]] = {}
+        self.n_solved = 0
+
+    def gains(self, t_cmp: float) -> tuple[np.ndarray, np.ndarray]:
+        """(g_ul, g_dl) the correction meets after ``t_cmp`` seconds: [K] or per sample [S, K]."""
+        from . import channel
+
+        hit = self._gains.get(t_cmp)
+        if hit is not None:
+            return hit
+        ctx = self.context
+        if ctx.knows_correction_gains:
+            out = ctx.correction_gains(t_cmp)
+        else:
+            if ctx.h_ul is not None:  # decision-time CSI: the conditional law given what was seen
+                rho = channel.jakes_correlation(ctx.doppler_hz, t_cmp)
+                h_ul = channel.evolve_gain(ctx.h_ul, rho, self._w_ul)
+                h_dl = h_ul if self.config.fading == "reciprocal" else channel.evolve_gain(ctx.h_dl, rho, self._w_dl)
+            else:  # statistical CSI: only β is known
+                h_ul = self._w_ul
+                h_dl = h_ul if self.config.fading == "reciprocal" else self._w_dl
+            out = channel.power_gain(h_ul, ctx.beta), channel.power_gain(h_dl, ctx.beta)
+        self._gains[t_cmp] = out
+        return out
+
+    def evaluate(self, gammas: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+        """SAA expected goodput of each row of ``gammas`` [C, K] (or one vector [K]); ``base``
+        is accepted for interface compatibility (the result does not depend on it)."""
+        gammas = np.asarray(gammas, dtype=np.int64)
+        single = gammas.ndim == 1
+        gammas = np.atleast_2d(gammas)
+        out = np.empty(len(gammas))
+        todo = []
+        for i, g in enumerate(gammas):
+            hit = self._cache.get(g.tobytes())
+            if hit is None:
+                todo.append(i)
+            else:
+                out[i] = hit
+        if todo:
+            cand = gammas[todo]
+            t_cmp = latency.compute_latency(cand, self.context.t_draft, self.config)
+            t_com = np.zeros((len(cand), len(self.samples)))
+            if self.communication:
+                for t in np.unique(t_cmp):
+                    rows = np.flatnonzero(t_cmp == t)
+                    g_ul, g_dl = self.gains(float(t))
+                    rej = self.samples[None] <= cand[rows][:, None, :]  # [c, S, K]
+                    busy = rej.any(axis=-1)
+                    if not busy.any():
+                        continue
+                    ci, si = np.nonzero(busy)
+                    gu = g_ul if g_ul.ndim == 1 else g_ul[si]
+                    gd = g_dl if g_dl.ndim == 1 else g_dl[si]
+                    coins = None if self.coins is None else self.coins[si]
+                    self.n_solved += len(si)
+                    t_com[rows[ci], si] = communication_time(
+                        rej[ci, si], gu, gd, self.config, p_ul_w=self.context.p_ul_w, p_dl_w=self.context.p_dl_w,
+                        coins=coins, policy=self.policy, full=False,
+                    ).t_com
+            vals = saa_objective(self.objective, cand, t_cmp, t_com, self.alpha, self.samples, self.config)
+            for j, i in enumerate(todo):
+                out[i] = vals[j]
+                self._cache[gammas[i].tobytes()] = float(vals[j])
+        return out[0] if single else out

@@ -265,3 +265,128 @@ def test_pettingzoo_local_obs_grows_with_the_extras():
     env = MultiSpinParallelEnv(num_devices=3, episode_length=5, **DYNAMIC[2])
     assert env.observation_space("device_0").shape == (F.device_features(env.config) + 2 + 3,)
     parallel_api_test(env, num_cycles=10)
+
+
+# ---------------------------------------------------------------------- controllers
+def _est_pair(cfg, seed=0, n=400):
+    from msenv.saa import DynamicSAAEstimator
+
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=seed)
+    return env, DynamicSAAEstimator(env.context, np.random.default_rng(1), n), DynamicSAAEstimator(
+        env.oracle_context, np.random.default_rng(1), n)
+
+
+def test_dynamic_estimator_equals_a_plain_per_sample_computation():
+    """Bayesian SAA value of a candidate = a scalar loop over its samples: α from the posterior,
+    gains from the conditional fading law at ρ(T_cmp(γ)), T_com from the reactive solver."""
+    from msenv.goodput import communication_time
+    from msenv.latency import compute_latency
+    from msenv.acceptance import expected_tokens
+
+    cfg = SystemConfig(num_devices=4, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(1.0, 1.0),
+                       alpha_dynamics="request", alpha_observed=False, p_dl_dbm=15.0)
+    env, est, _ = _est_pair(cfg, n=60)
+    ctx = env.context
+    gamma = np.array([3, 0, 5, 2])
+    t = compute_latency(gamma, ctx.t_draft, cfg)
+    rho = special.j0(2 * np.pi * ctx.doppler_hz * t)
+    t_com, tokens = [], []
+    for s in range(60):
+        hu = rho * ctx.h_ul + np.sqrt(1 - rho**2) * est._w_ul[s]
+        hd = rho * ctx.h_dl + np.sqrt(1 - rho**2) * est._w_dl[s]
+        gu, gd = ctx.beta * np.abs(hu) ** 2, ctx.beta * np.abs(hd) ** 2
+        rej = est.samples[s] <= gamma
+        t_com.append(float(communication_time(rej[None], gu, gd, cfg, p_ul_w=ctx.p_ul_w, p_dl_w=ctx.p_dl_w).t_com[0])
+                     if rej.any() else 0.0)
+        tokens.append(expected_tokens(est.alpha[s], gamma).sum())
+    want = np.mean(tokens) / (t + np.mean(t_com))
+    assert est.evaluate(gamma) == pytest.approx(want, rel=1e-10)
+    # the posterior draws have the posterior's mean
+    assert np.allclose(est.alpha.mean(0), ctx.alpha_a / (ctx.alpha_a + ctx.alpha_b), atol=0.05)
+
+
+def test_oracle_estimator_prices_the_true_correction_gains():
+    from msenv.goodput import expected_goodput
+    from msenv.latency import compute_latency
+
+    cfg = SystemConfig(num_devices=4, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(1.5, 1.5),
+                       p_dl_dbm=12.0)
+    env, _, oracle = _est_pair(cfg)
+    octx = env.oracle_context
+    for gamma in (np.array([1, 1, 1, 1]), np.array([6, 2, 0, 9])):
+        g_ul, g_dl = octx.correction_gains(compute_latency(gamma, octx.t_draft, cfg))
+        want = expected_goodput(gamma[None], oracle.samples, octx.alpha, octx.t_draft, g_ul, g_dl, cfg,
+                                p_ul_w=octx.p_ul_w, p_dl_w=octx.p_dl_w)[0]
+        assert oracle.evaluate(gamma) == pytest.approx(want, rel=1e-12)
+
+
+def test_paper_scenario_bayes_equals_greedy_estimates_and_oracle_is_greedy():
+    """With exact α and block fading the dynamic estimator is the plain SAA on the same samples."""
+    from msenv.goodput import expected_goodput
+
+    env, est, oracle = _est_pair(SystemConfig(num_devices=5))
+    ctx = env.context
+    for gamma in (np.zeros(5, int), np.full(5, 4), np.array([1, 7, 0, 3, 2])):
+        want = expected_goodput(gamma[None], est.samples, ctx.alpha, ctx.t_draft, ctx.g_ul, ctx.g_dl, cfg := ctx.config,
+                                p_ul_w=ctx.p_ul_w, p_dl_w=ctx.p_dl_w)[0]
+        assert est.evaluate(gamma) == pytest.approx(want, rel=1e-12)
+        assert oracle.evaluate(gamma) == pytest.approx(want, rel=1e-12)
+    assert cfg.is_paper_scenario
+
+
+def test_harness_hands_the_oracle_context_only_to_oracle_controllers():
+    from baselines import BayesianSAA, OracleGreedy, PlugInGreedy
+    from baselines.base import Controller, controller_context
+
+    seen = {}
+
+    class Spy(Controller):
+        def act(self, context, obs=None):
+            seen[self.name] = context
+            return np.zeros(3, dtype=int)
+
+    cfg = SystemConfig(num_devices=3, alpha_dynamics="request", alpha_observed=False)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=0)
+    spy, ospy = Spy(), Spy()
+    ospy.name, ospy.oracle = "o", True
+    spy.act(controller_context(spy, env))
+    ospy.act(controller_context(ospy, env))
+    assert seen["controller"].alpha_a is not None and not seen["controller"].oracle
+    assert seen["o"].oracle and seen["o"].alpha_a is None
+    np.testing.assert_array_equal(seen["o"].alpha, env.state.alpha[0])
+    assert OracleGreedy.oracle and not BayesianSAA.oracle and not PlugInGreedy.oracle
+
+
+def test_dynamic_ids_are_registered_and_pass_check_env():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    for env_id in msenv.DYNAMIC_IDS:
+        env = gym.make(env_id)
+        assert not env.unwrapped.config.is_paper_scenario
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped, skip_render_check=False)
+    small = gym.make("msenv/MultiSpin-Dynamic-Small-v0").unwrapped.config
+    assert (small.num_devices, small.p_dl_dbm, small.alpha_concentration) == (6, 15.0, 5.0)
+
+
+def test_dynamics_experiment_quick(tmp_path):
+    import csv
+
+    from experiments.dynamics import run_dynamics
+
+    rows = run_dynamics(tmp_path, drops=2, rounds=4, workers=1, quick=True, progress=False)
+    schemes = {r["scheme"] for r in rows}
+    assert schemes == {"oracle-greedy", "plug-in-greedy", "bayes-saa", "optimal-uniform", "fixed-4"}
+    with open(tmp_path / "dynamics_gaps.csv") as fh:
+        gaps = list(csv.DictReader(fh))
+    drops = list(csv.DictReader(open(tmp_path / "dynamics_drops.csv")))
+    g = gaps[0]
+    pick = lambda s: np.array([float(d["throughput"]) for d in drops  # noqa: E731
+                               if d["panel"] == g["panel"] and float(d["x"]) == float(g["x"]) and d["scheme"] == s])
+    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1), rel=1e-9)
+    assert (tmp_path / "dynamics.png").stat().st_size > 10_000
