@@ -2,8 +2,8 @@
 paired evaluation harness (``python -m baselines.evaluate``)."""
 
 from .base import ContextPredictor, Controller, check_output
-from .greedy import (BayesianSAA, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleGreedy, PlugInGreedy,
-                     greedy_search, local_search)
+from .greedy import (BayesianSAA, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
+                     OracleGreedy, PlugInGreedy, greedy_search, local_search)
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
 #: name → factory, for the CLI and experiments
@@ -17,6 +17,8 @@ REGISTRY = {
     "plug-in-greedy": PlugInGreedy,
     "bayes-saa": BayesianSAA,
     "oracle-greedy": OracleGreedy,
+    "oracle-alpha-saa": OracleAlphaSAA,
+    "oracle-csi-saa": OracleCSISAA,
 }
 
 
@@ -33,7 +35,7 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
-    "BayesianSAA", "OracleGreedy", "PlugInGreedy",
+    "BayesianSAA", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",

@@ -22,9 +22,10 @@ class Controller(ABC):
     """
 
     name: str = "controller"
-    #: True for explicitly named oracle controllers: the harness hands them the oracle context
-    #: (SPEC §11 truth: true α, correction-time gains) instead of the observable one
-    oracle: bool = False
+    #: explicitly named oracle controllers: True → the harness hands them the oracle context
+    #: (SPEC §11 truth: true α, correction-time gains) instead of the observable one; "alpha" /
+    #: "csi" → the observable context plus only the true α / only the correction-time channel
+    oracle: bool | str = False
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng()
@@ -53,9 +54,17 @@ def check_output(controller: Controller, gamma, context: RoundContext) -> np.nda
 
 
 def controller_context(controller: Controller, env) -> RoundContext:
-    """The context a controller may see: the oracle context for oracle controllers, else what
-    the server observes."""
-    return env.oracle_context if getattr(controller, "oracle", False) else env.context
+    """The context a controller may see: what the server observes, or — for oracle
+    controllers — the part of the truth their ``oracle`` attribute names."""
+    mode = getattr(controller, "oracle", False)
+    if mode is True:
+        return env.oracle_context
+    if mode:
+        from msenv.functional import context
+
+        env = env.unwrapped
+        return context(env.state, env.config, 0, oracle=mode)
+    return env.context
 
 
 class ContextPredictor:

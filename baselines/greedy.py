@@ -140,6 +140,20 @@ class OracleGreedy(BayesianSAA):
     oracle = True
 
 
+class OracleAlphaSAA(BayesianSAA):
+    """Diagnostic: Bayesian SAA told the true α (the channel as the server sees it)."""
+
+    name = "oracle-alpha-saa"
+    oracle = "alpha"
+
+
+class OracleCSISAA(BayesianSAA):
+    """Diagnostic: Bayesian SAA told the correction-time channel (α as the server sees it)."""
+
+    name = "oracle-csi-saa"
+    oracle = "csi"
+
+
 class ComputationOnly(GreedySAA):
     """Paper baseline: the greedy run with T_com ≡ 0 while choosing."""
 

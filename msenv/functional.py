@@ -25,7 +25,8 @@ back-to-back requests (task, geometric length, α ~ Beta) and an easy/hard chain
 request's end are not counted. With ``alpha_observed=False`` the server tracks the Beta posterior
 of each request's α. Extra draws (appended after the paper layout): reset — speeds K, complex
 decision gains and w₁ (2 uniforms per complex number, per link), request length K, request α K,
-chain state K; step — w₂ and next w₁ (complex, per link; they replace the i.i.d. redraw), then
+chain state K, the uniforms of the next ``REQUEST_POOL`` requests 3·K·POOL (so request j of a
+device is the same for every controller); step — w₂ and next w₁ (complex, per link; they replace the i.i.d. redraw), then
 the coins K, then chain switch K, new task K, new length K, new α K.
 
 Observation layout (float32, every entry in [−1, 1]): ``K`` rows of per-device features,
@@ -67,6 +68,9 @@ GLOBAL_FEATURES = 2
 GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
 P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
 DOPPLER_SCALE_HZ = 10.0
+#: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
+#: device is then the same whatever the controller (paired comparisons); later ones use step draws
+REQUEST_POOL = 8
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,8 @@ class State:
     alpha_req: np.ndarray | None = None  #: the request's α [B, K]
     remaining: np.ndarray | None = None  #: int tokens left in the request [B, K]
     hard: np.ndarray | None = None  #: bool easy/hard chain state [B, K] (markov)
+    req_index: np.ndarray | None = None  #: int index of the device's current request [B, K]
+    req_pool: np.ndarray | None = None  #: uniforms (task, length, α) of requests 1..POOL [B, K, POOL, 3]
     # --- hidden α: Beta posterior of the request's α
     post_a: np.ndarray | None = None
     post_b: np.ndarray | None = None
@@ -142,9 +148,9 @@ class RoundContext:
     doppler_hz: np.ndarray | None = None
     alpha_a: np.ndarray | None = None  #: Beta posterior of α (hidden α)
     alpha_b: np.ndarray | None = None
-    w_ul: np.ndarray | None = None  #: oracle only: decision → correction innovations
+    w_ul: np.ndarray | None = None  #: oracle CSI only: decision → correction innovations
     w_dl: np.ndarray | None = None
-    oracle: bool = False
+    oracle: bool = False  #: the context knows the correction-time channel (whatever the CSI mode)
 
     @property
     def gains_move(self) -> bool:
@@ -203,7 +209,7 @@ def _layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
     if gm:
         reset += [("speed", k), ("w", cplx)]
     if dyn_alpha:
-        reset += [("length", k), ("alpha", k), ("chain", k)]
+        reset += [("length", k), ("alpha", k), ("chain", k), ("pool", 3 * k * REQUEST_POOL)]
     step = [("outcome", k)]
     if gm:
         step += [("w_com", cplx), ("w_next", cplx)]
@@ -293,7 +299,8 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
         g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
     if cfg.alpha_dynamics != "fixed":
         length, alpha_req, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
-        dyn.update(alpha_req=alpha_req, remaining=length)
+        pool = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
+        dyn.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
         if cfg.alpha_dynamics == "markov":
             hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
             dyn["hard"] = hard
@@ -372,11 +379,16 @@ def _step_dynamic(u, state, gamma, cfg):
         remaining = s.remaining - served
         done = remaining <= 0
         info["request_done"] = done
-        task = np.where(done, _task_from_uniform(u[:, lay["task"]], cfg), s.task)
-        length, alpha_new, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
+        nxt = s.req_index + 1  # the next request: from the reset pool while it lasts
+        pooled = np.take_along_axis(s.req_pool, np.minimum(nxt - 1, REQUEST_POOL - 1)[..., None, None], axis=2)[..., 0, :]
+        in_pool = nxt <= REQUEST_POOL
+        u_task, u_len, u_alpha = (np.where(in_pool, pooled[..., j], u[:, lay[name]])
+                                  for j, name in enumerate(("task", "length", "alpha")))
+        task = np.where(done, _task_from_uniform(u_task, cfg), s.task)
+        length, alpha_new, a0, b0 = _new_request(u_len, u_alpha, task, cfg)
         alpha_req = np.where(done, alpha_new, s.alpha_req)
         remaining = np.where(done, length, remaining)
-        new.update(task=task, alpha_req=alpha_req, remaining=remaining)
+        new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=np.where(done, nxt, s.req_index))
         if cfg.alpha_dynamics == "markov":
             flip = u[:, lay["switch"]] >= cfg.markov_stay
             hard = np.where(done, u[:, lay["switch"]] < 0.5, s.hard ^ flip)  # a new request: stationary law
@@ -440,35 +452,43 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     return out
 
 
-def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool = False) -> RoundContext:
+#: what a context may know beyond the server's observations: nothing (False), everything (True),
+#: only the true α ("alpha"), or only the correction-time channel ("csi") — the last two split the
+#: value of exact information into its parts
+ORACLE_MODES = (False, True, "alpha", "csi")
+
+
+def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
     """The round context of row ``index`` (arrays [K]) or of the whole batch (``None``).
 
-    ``oracle=False``: what the server can know (SPEC §11); ``oracle=True``: the truth (true α,
-    the innovations that fix the correction-time gains). Equal in the paper scenario.
+    ``oracle=False``: what the server can know (SPEC §11); ``True``: the truth (true α, the
+    innovations that fix the correction-time gains); ``"alpha"`` / ``"csi"``: the server's view
+    plus only that part of the truth. All equal in the paper scenario.
     """
+    if oracle not in ORACLE_MODES:
+        raise ValueError(f"oracle={oracle!r} is invalid; allowed: {', '.join(map(repr, ORACLE_MODES))}")
     i = slice(None) if index is None else index
     p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
     p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
     if cfg.is_paper_scenario:
         return RoundContext(state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i], p_ul, p_dl, cfg)
+    know_alpha, know_csi = oracle in (True, "alpha"), oracle in (True, "csi")
     gm = cfg.channel_dynamics == "gauss_markov"
-    show_csi = oracle or cfg.csi != "statistical"
+    show_csi = know_csi or cfg.csi != "statistical"
     beta = state.beta[i]
     g_ul, g_dl = (state.g_ul[i], state.g_dl[i]) if show_csi else (beta, beta)
     extra = dict(beta=beta, doppler_hz=state.doppler[i] if gm else None)
     if gm and show_csi:
         extra.update(h_ul=state.h_ul[i], h_dl=state.h_dl[i])
-    if gm and (oracle or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
+    if gm and (know_csi or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
         extra.update(w_ul=state.w_ul[i], w_dl=state.w_dl[i])
-    if oracle:
-        alpha = state.alpha[i]
-    elif cfg.alpha_hidden:
+    if not know_alpha and cfg.alpha_hidden:
         a, b = state.post_a[i], state.post_b[i]
         alpha = a / (a + b)
         extra.update(alpha_a=a, alpha_b=b)
     else:
         alpha = state.alpha[i]
-    return RoundContext(alpha, state.t_draft[i], g_ul, g_dl, p_ul, p_dl, cfg, oracle=oracle, **extra)
+    return RoundContext(alpha, state.t_draft[i], g_ul, g_dl, p_ul, p_dl, cfg, oracle=know_csi, **extra)
 
 
 def validate_action(action, cfg: SystemConfig, batch: int | None = None) -> np.ndarray:
