@@ -34,6 +34,8 @@ from msenv import ENV_IDS, resolve_config
 from msenv.config import MODE_POLICIES, SystemConfig
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
+#: added on the SPEC §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
+DYNAMIC_BASELINES = ("oracle-greedy", "bayes-saa")
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
 
 
@@ -236,7 +238,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         base_results = [EpisodeStats(**r) for r in state["baselines"]]
     else:
         try:
-            base_results = evaluate([parse_entry(n) for n in BASELINES], cfg, args.eval_episodes, args.eval_seed,
+            names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES)
+            base_results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
                                     workers=args.workers, progress=progress)
         except KeyboardInterrupt:
             print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)

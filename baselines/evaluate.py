@@ -328,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--rounds", type=int, default=None, help="rounds per episode (default: config episode_length)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--agent", nargs="*", default=[], metavar="DIR",
+                    help="trained agents (train.py's <log-dir>/agent) to add as rows, named by their directory")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
     ap.add_argument("--out", default="results/evaluate.csv", help="CSV path (a .json beside it holds the raw episodes)")
@@ -346,6 +348,13 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         else:
             cfg = resolve_config(args.preset, **overrides)
         entries = [parse_entry(s) for s in args.controllers]
+        for path in args.agent:
+            from agents.controller import AgentFactory
+
+            label = f"ppo:{Path(path).parent.name}"
+            if not (Path(path) / "model.zip").exists():
+                raise ValueError(f"--agent {path}: no saved agent there (expected model.zip)")
+            entries.append(Entry(label, AgentFactory(path, label)))
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress,

@@ -1,7 +1,9 @@
 """Core benchmarks (issue: msenv core). Prints figures; run ``python -m benchmarks.core``.
 
-1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1, same run;
-2. batched round kernel (``evaluate_round``), device-rounds per second on one core;
+1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1, same run; the SPEC §11 id
+   ``msenv/MultiSpin-Dynamic-v0`` vs the paper id, same run;
+2. batched round kernel (``evaluate_round``), device-rounds per second on one core; the batched
+   step with dynamics (``functional.step_state`` on the Dynamic id's config, all of §11 on);
 3. reactive solve of 1000 outcomes × 20 devices.
 """
 
@@ -63,12 +65,29 @@ def main(argv=None) -> dict:
     row("env step, msenv/MultiSpin-v0 (K=20), gymnasium.make", f"{t_ms * 1e6:.1f} us")
     row("env step, CartPole-v1, gymnasium.make", f"{t_cp * 1e6:.1f} us")
     row("ratio msenv / CartPole", f"{t_ms / t_cp:.1f} x", "(target <= 3x)")
+    t_dyn = env_steps("msenv/MultiSpin-Dynamic-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
+    out.update(dynamic_step_us=t_dyn * 1e6, dynamic_ratio=t_dyn / t_ms)
+    row("env step, msenv/MultiSpin-Dynamic-v0 (K=20)", f"{t_dyn * 1e6:.1f} us")
+    row("ratio Dynamic / paper id", f"{t_dyn / t_ms:.2f} x", "(target <= 1.5x)")
 
     gamma, f, t_draft, g_ul, g_dl = random_batch(args.batch, 20)
     t = best_of(lambda: evaluate_round(gamma, f, t_draft, g_ul, g_dl, cfg), repeat=5)
     rate = args.batch * 20 / t
     out["kernel_device_rounds_per_s"] = rate
     row(f"round kernel, {args.batch} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s", "(target >= 3 M)")
+
+    from msenv import ENV_IDS, functional as F, resolve_config
+
+    dcfg = resolve_config(ENV_IDS["msenv/MultiSpin-Dynamic-v0"])
+    n = args.batch // 5
+    rng = np.random.default_rng(2)
+    state = F.reset_state(rng.random((n, F.reset_draws(dcfg))), dcfg)
+    u_step = rng.random((n, F.step_draws(dcfg)))
+    g = gamma[:n]
+    t = best_of(lambda: F.step_state(u_step, state, g, dcfg), repeat=5)
+    rate = n * 20 / t
+    out["dynamic_kernel_device_rounds_per_s"] = rate
+    row(f"batched step with dynamics, {n} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s", "(target >= 5 M)")
 
     gamma, f, _, g_ul, g_dl = random_batch(1000, 20, seed=1)
     rej = f <= gamma

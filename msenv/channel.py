@@ -91,4 +91,5 @@ def evolve_gain(h: np.ndarray, rho: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def power_gain(h: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading)."""
-    return beta * np.maximum(h.real * h.real + h.imag * h.imag, MIN_FADING)
+    re, im = h.real, h.imag
+    return beta * np.maximum(re * re + im * im, MIN_FADING)

@@ -93,10 +93,8 @@ class State:
     #: the observation's per-episode entries (α, speed, β, budgets; gain slots 0), cached at reset
     static_obs: np.ndarray  #: float32 [B, obs_size]
     # --- gauss_markov channel
-    h_ul: np.ndarray | None = None  #: complex decision-time gains [B, K]
-    h_dl: np.ndarray | None = None  #: (the same array as h_ul when reciprocal)
-    w_ul: np.ndarray | None = None  #: complex innovation decision → correction, drawn ahead [B, K]
-    w_dl: np.ndarray | None = None
+    h: np.ndarray | None = None  #: complex decision-time gains [B, L, K], links L = (UL, DL) or 1 (reciprocal)
+    w: np.ndarray | None = None  #: complex innovations decision → correction, drawn ahead [B, L, K]
     doppler: np.ndarray | None = None  #: f_D in Hz [B, K]
     # --- request / markov acceptance
     alpha_req: np.ndarray | None = None  #: the request's α [B, K]
@@ -247,15 +245,21 @@ def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None
     return 10.0 ** ((dbm - 30.0) / 10.0)
 
 
-def _complex_pair(u: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(h_ul, h_dl) complex [B, K] from 2·K·links uniforms (magnitudes first, then phases;
-    UL before DL; one shared gain when reciprocal)."""
-    k = cfg.num_devices
-    n = k * _links(cfg)
+def _complex_links(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
+    """Complex gains [B, L, K] from 2·K·L uniforms (magnitudes first, then phases; UL before DL;
+    L = 1, one shared gain, when reciprocal)."""
+    n = cfg.num_devices * _links(cfg)
     h = channel.complex_gain_from_uniform(u[:, :n], u[:, n : 2 * n])
-    if cfg.fading == "independent":
-        return h[:, :k], h[:, k:]
-    return h, h
+    return h.reshape(len(u), _links(cfg), cfg.num_devices)
+
+
+def _with(obj, **changes):
+    """A copy of a frozen dataclass with ``changes`` (dataclasses.replace without its per-call
+    field introspection: this is on the step's hot path)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
 
 
 def _task_alpha(task: np.ndarray, cfg: SystemConfig) -> np.ndarray:
@@ -289,12 +293,12 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     p_dl = _budget(u[:, lay["p_dl"].start], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
     dyn: dict[str, np.ndarray | None] = {}
     if cfg.channel_dynamics == "gauss_markov":
-        h_ul, h_dl = _complex_pair(u[:, lay["fading"]], cfg)
-        w_ul, w_dl = _complex_pair(u[:, lay["w"]], cfg)
+        h = _complex_links(u[:, lay["fading"]], cfg)
         lo, hi = cfg.speed_range_mps
         speed = lo + (hi - lo) * u[:, lay["speed"]]
-        dyn.update(h_ul=h_ul, h_dl=h_dl, w_ul=w_ul, w_dl=w_dl, doppler=channel.doppler_hz(speed, cfg.carrier_hz))
-        g_ul, g_dl = channel.power_gain(h_ul, beta), channel.power_gain(h_dl, beta)
+        dyn.update(h=h, w=_complex_links(u[:, lay["w"]], cfg), doppler=channel.doppler_hz(speed, cfg.carrier_hz))
+        g = channel.power_gain(h, beta[:, None])
+        g_ul, g_dl = g[:, 0], g[:, -1]
     else:
         g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
     if cfg.alpha_dynamics != "fixed":
@@ -350,10 +354,10 @@ def _step_dynamic(u, state, gamma, cfg):
     gm = cfg.channel_dynamics == "gauss_markov"
     if gm:  # the correction uses the gains T_cmp after the decision
         t_cmp = latency.compute_latency(gamma, s.t_draft, cfg)
-        rho = channel.jakes_correlation(s.doppler, t_cmp[:, None])
-        hc_ul = channel.evolve_gain(s.h_ul, rho, s.w_ul)
-        hc_dl = hc_ul if cfg.fading == "reciprocal" else channel.evolve_gain(s.h_dl, rho, s.w_dl)
-        gc_ul, gc_dl = channel.power_gain(hc_ul, s.beta), channel.power_gain(hc_dl, s.beta)
+        rho = channel.jakes_correlation(s.doppler, t_cmp[:, None])[:, None]
+        hc = channel.evolve_gain(s.h, rho, s.w)
+        gc = channel.power_gain(hc, s.beta[:, None])
+        gc_ul, gc_dl = gc[:, 0], gc[:, -1]
     else:
         gc_ul, gc_dl = s.g_ul, s.g_dl
     cap = s.remaining if s.remaining is not None else None
@@ -361,13 +365,10 @@ def _step_dynamic(u, state, gamma, cfg):
                          coins=coins, token_cap=cap)
     new = {}
     if gm:  # the next decision sees the gains T_com after the correction
-        rho2 = channel.jakes_correlation(s.doppler, res.t_com[:, None])
-        w2_ul, w2_dl = _complex_pair(u[:, lay["w_com"]], cfg)
-        h_ul = channel.evolve_gain(hc_ul, rho2, w2_ul)
-        h_dl = h_ul if cfg.fading == "reciprocal" else channel.evolve_gain(hc_dl, rho2, w2_dl)
-        w_ul, w_dl = _complex_pair(u[:, lay["w_next"]], cfg)
-        new.update(h_ul=h_ul, h_dl=h_dl, w_ul=w_ul, w_dl=w_dl, g_ul=channel.power_gain(h_ul, s.beta),
-                   g_dl=channel.power_gain(h_dl, s.beta))
+        rho2 = channel.jakes_correlation(s.doppler, res.t_com[:, None])[:, None]
+        h = channel.evolve_gain(hc, rho2, _complex_links(u[:, lay["w_com"]], cfg))
+        g = channel.power_gain(h, s.beta[:, None])
+        new.update(h=h, w=_complex_links(u[:, lay["w_next"]], cfg), g_ul=g[:, 0], g_dl=g[:, -1])
     elif cfg.fading_redraw == "round":
         new["g_ul"], new["g_dl"] = channel.fading_from_uniform(u[:, lay["fading"]], s.beta, cfg)
     info = {"alpha": s.alpha, "g_ul_corr": gc_ul, "g_dl_corr": gc_dl}
@@ -379,28 +380,32 @@ def _step_dynamic(u, state, gamma, cfg):
         remaining = s.remaining - served
         done = remaining <= 0
         info["request_done"] = done
-        nxt = s.req_index + 1  # the next request: from the reset pool while it lasts
-        pooled = np.take_along_axis(s.req_pool, np.minimum(nxt - 1, REQUEST_POOL - 1)[..., None, None], axis=2)[..., 0, :]
-        in_pool = nxt <= REQUEST_POOL
-        u_task, u_len, u_alpha = (np.where(in_pool, pooled[..., j], u[:, lay[name]])
-                                  for j, name in enumerate(("task", "length", "alpha")))
-        task = np.where(done, _task_from_uniform(u_task, cfg), s.task)
-        length, alpha_new, a0, b0 = _new_request(u_len, u_alpha, task, cfg)
-        alpha_req = np.where(done, alpha_new, s.alpha_req)
-        remaining = np.where(done, length, remaining)
-        new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=np.where(done, nxt, s.req_index))
+        task, alpha_req, req_index = s.task, s.alpha_req, s.req_index
+        rows, devs = np.nonzero(done)
+        if len(rows):  # new requests (rare: computed only where one ended)
+            task, alpha_req, req_index = task.copy(), alpha_req.copy(), req_index + done
+            nxt = req_index[rows, devs]  # from the reset pool while it lasts
+            in_pool = nxt <= REQUEST_POOL
+            pooled = s.req_pool[rows, devs, np.minimum(nxt, REQUEST_POOL) - 1]
+            u_new = [np.where(in_pool, pooled[:, j], u[rows, lay[name].start + devs])
+                     for j, name in enumerate(("task", "length", "alpha"))]
+            t_new = _task_from_uniform(u_new[0], cfg)
+            length, a_new, a0, b0 = _new_request(u_new[1], u_new[2], t_new, cfg)
+            task[rows, devs], alpha_req[rows, devs], remaining[rows, devs] = t_new, a_new, length
+            if cfg.alpha_hidden:
+                post_a, post_b = post_a.copy(), post_b.copy()
+                post_a[rows, devs], post_b[rows, devs] = a0, b0
+        new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=req_index)
         if cfg.alpha_dynamics == "markov":
-            flip = u[:, lay["switch"]] >= cfg.markov_stay
-            hard = np.where(done, u[:, lay["switch"]] < 0.5, s.hard ^ flip)  # a new request: stationary law
+            u_sw = u[:, lay["switch"]]
+            hard = np.where(done, u_sw < 0.5, s.hard ^ (u_sw >= cfg.markov_stay))  # a new request: stationary law
             new["hard"] = hard
             new["alpha"] = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
         else:
             new["alpha"] = alpha_req
-        if cfg.alpha_hidden:
-            post_a, post_b = np.where(done, a0, post_a), np.where(done, b0, post_b)
     if cfg.alpha_hidden:
         new.update(post_a=post_a, post_b=post_b)
-    return dataclasses.replace(s, t=s.t + 1, **new), dataclasses.replace(res, info=info)
+    return _with(s, t=s.t + 1, **new), _with(res, info=info)
 
 
 def _squash_db(g: np.ndarray) -> np.ndarray:
@@ -479,9 +484,9 @@ def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: b
     g_ul, g_dl = (state.g_ul[i], state.g_dl[i]) if show_csi else (beta, beta)
     extra = dict(beta=beta, doppler_hz=state.doppler[i] if gm else None)
     if gm and show_csi:
-        extra.update(h_ul=state.h_ul[i], h_dl=state.h_dl[i])
+        extra.update(h_ul=state.h[i][..., 0, :], h_dl=state.h[i][..., -1, :])
     if gm and (know_csi or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
-        extra.update(w_ul=state.w_ul[i], w_dl=state.w_dl[i])
+        extra.update(w_ul=state.w[i][..., 0, :], w_dl=state.w[i][..., -1, :])
     if not know_alpha and cfg.alpha_hidden:
         a, b = state.post_a[i], state.post_b[i]
         alpha = a / (a + b)
