@@ -305,3 +305,16 @@ def test_zero_verification_time_is_rejected_so_goodput_stays_finite():
     env.reset(seed=0)
     _, r, *_ = env.step(np.zeros(20, dtype=int))
     assert np.isfinite(r) and r == pytest.approx(20 / 1e-9)  # 20 bonus tokens in T0
+
+
+def test_evaluate_cli_takes_dynamic_ids_and_agents(tmp_path, capsys):
+    rows = evaluate_main(["--env-id", "msenv/MultiSpin-Dynamic-Small-v0", "--controllers", "oracle-greedy", "fixed-2",
+                          "--episodes", "2", "--rounds", "3", "--no-progress", "--out", str(tmp_path / "e.csv")])
+    assert [r["controller"] for r in rows] == ["oracle-greedy", "fixed-2"]
+    assert rows[1]["mean_gamma"] == 2.0
+    with pytest.raises(SystemExit):
+        evaluate_main(["--env-id", "msenv/Nope-v0", "--no-progress"])
+    assert "not registered" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        evaluate_main(["--agent", str(tmp_path), "--no-progress"])
+    assert "no saved agent" in capsys.readouterr().err
