@@ -130,7 +130,9 @@ def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
-            for r in ex.map(fn, items, chunksize=max(1, len(items) // (8 * workers))):
+            # small chunks: items can differ 100× in cost (K = 5 vs 40), big chunks leave one
+            # worker busy at the end while the other idles
+            for r in ex.map(fn, items, chunksize=max(1, min(8, len(items) // (64 * workers)))):
                 out.append(r)
                 if bar:
                     bar.update(1)

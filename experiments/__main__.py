@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--readings", nargs="+", default=None, help="sensitivity: only these readings (default all)")
+    ap.add_argument("--extended", action="store_true",
+                    help="sensitivity: Fig 9 also at K = 20 and Fig 11 at all four ratios (≈ 1.6× the work)")
     args = ap.parse_args(argv)
     if args.drops is None:
         args.drops = 20 if args.figure in ("sensitivity", "dynamics") else 50
@@ -47,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             run_sensitivity(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                            progress=not args.no_progress, ray_address=args.ray, only=args.readings)
+                            progress=not args.no_progress, ray_address=args.ray, only=args.readings,
+                            extended=args.extended)
         except ValueError as e:
             ap.error(str(e))
         return 0
