@@ -1,6 +1,6 @@
 """How the paper's conclusions depend on the reconstructed choices (SPEC [R] fields).
 
-``python -m experiments sensitivity [--drops 20] [--quick] [--ray [ADDRESS]]``
+``python -m experiments sensitivity [--drops 14] [--extended] [--quick] [--ray [ADDRESS]]``
 
 For every *reading* — the default reconstruction or one [R] choice replaced by a plausible
 alternative — it replays reduced versions of Figs 7, 9 and 11 (Qwen2.5 pair, the figures' own
