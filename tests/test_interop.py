@@ -66,7 +66,8 @@ def test_gymnasium_record_video_writes_a_file(tmp_path):
     pytest.importorskip("moviepy")
     from gymnasium.wrappers import RecordVideo
 
-    env = RecordVideo(gym.make(ID, render_mode="rgb_array", **SMALL), str(tmp_path), episode_trigger=lambda e: True,
+    out = tmp_path / "videos"  # a new folder: RecordVideo warns when it reuses an existing one
+    env = RecordVideo(gym.make(ID, render_mode="rgb_array", **SMALL), str(out), episode_trigger=lambda e: True,
                       disable_logger=True)
     env.reset(seed=0)
     done = False
@@ -74,7 +75,7 @@ def test_gymnasium_record_video_writes_a_file(tmp_path):
         _, _, term, trunc, _ = env.step(env.action_space.sample())
         done = term or trunc
     env.close()
-    videos = list(tmp_path.glob("*.mp4"))
+    videos = list(out.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
 
 
