@@ -314,8 +314,8 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
         if cfg.alpha_hidden:
             dyn.update(post_a=a0, post_b=b0)
     elif cfg.alpha_hidden:
-        dyn.update(post_a=acceptance.beta_prior(alpha, cfg.alpha_concentration)[0],
-                   post_b=acceptance.beta_prior(alpha, cfg.alpha_concentration)[1])
+        a0, b0 = acceptance.beta_prior(alpha, cfg.alpha_concentration)
+        dyn.update(post_a=a0, post_b=b0)
     static = _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg)
     return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
                  static, **dyn)
