@@ -98,3 +98,58 @@ def posterior_update(a: np.ndarray, b: np.ndarray, accepted: np.ndarray, rejecte
     """Conjugate update of the Beta posterior of α after one round (SPEC §11): a += A accepted
     tokens, b += 1 if the draft was rejected (geometric stopping; the bonus token says nothing)."""
     return a + accepted, b + rejected
+
+
+# ---------------------------------------------------------------------- the chain's forward filter
+def grid_points(n: int) -> np.ndarray:
+    """Midpoints of n equal bins of (0, 1): the support of the "grid" belief about a request's α."""
+    return (np.arange(n) + 0.5) / n
+
+
+def grid_prior(mean: np.ndarray, concentration: float, n: int) -> np.ndarray:
+    """Prior masses [..., n] of the request's α ~ Beta(κm, κ(1 − m)) on the n bins of (0, 1)
+    (exact bin probabilities; a task mean of 1 puts all mass in the top bin)."""
+    from scipy.special import betainc
+
+    a, b = beta_prior(mean, concentration)
+    a, b = np.asarray(a)[..., None], np.asarray(b)[..., None]
+    edges = np.arange(n + 1) / n
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cdf = betainc(a, np.maximum(b, 1e-300), edges)
+    mass = np.diff(cdf, axis=-1)
+    top = np.zeros(n)
+    top[-1] = 1.0
+    mass = np.where(b <= 0.0, top, np.maximum(mass, 0.0))
+    return mass / mass.sum(axis=-1, keepdims=True)
+
+
+def grid_alpha(n: int, delta: float) -> np.ndarray:
+    """α of each belief cell [n, 2]: request α on the grid × chain state (easy, hard) — the
+    same law as :func:`markov_alpha` (δ = 0 when there is no chain)."""
+    pts = grid_points(n)[:, None]
+    return markov_alpha(pts, np.array([False, True]), delta)
+
+
+def filter_update(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, alpha_cells: np.ndarray
+                  ) -> np.ndarray:
+    """Bayes update of the joint belief [..., n, 2] over (request α, chain state) after one
+    round with ``accepted`` tokens and the ``rejected`` flag (SPEC §11: likelihood
+    α^A·(1 − α)^rejected; a round with γ = 0 carries no information). Normalised."""
+    acc = np.asarray(accepted)[..., None, None]
+    lik = np.power(alpha_cells, acc) * np.where(np.asarray(rejected)[..., None, None], 1.0 - alpha_cells, 1.0)
+    post = belief * lik
+    return post / post.sum(axis=(-2, -1), keepdims=True)
+
+
+def filter_predict(belief: np.ndarray, stay: float) -> np.ndarray:
+    """The chain's step: the state stays with probability ``stay``, else flips (symmetric)."""
+    return stay * belief + (1.0 - stay) * belief[..., ::-1]
+
+
+def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predictive mean and standard deviation of the coming round's α, and P(hard), from the
+    belief [..., n, 2]."""
+    mean = np.einsum("...ij,ij->...", belief, alpha_cells)
+    second = np.einsum("...ij,ij->...", belief, alpha_cells * alpha_cells)
+    sd = np.sqrt(np.maximum(second - mean * mean, 0.0))
+    return mean, sd, belief[..., 1].sum(axis=-1)

@@ -30,6 +30,7 @@ SAA_OBJECTIVES = ("ratio", "mean_of_ratios")
 CHANNEL_DYNAMICS = ("iid", "gauss_markov")
 CSI_MODES = ("oracle", "decision", "statistical")
 ALPHA_DYNAMICS = ("fixed", "request", "markov")
+ALPHA_BELIEFS = ("auto", "beta", "grid")
 SPEED_OF_LIGHT = 299_792_458.0
 TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
 
@@ -101,6 +102,12 @@ class SystemConfig:
     request_mean_tokens: tuple[float, ...] = (200.0, 250.0, 400.0, 300.0)  #: per task, geometric
     markov_stay: float = 0.9  #: P(easy/hard state stays) per round
     markov_delta: float = 0.5  #: α_easy/hard = α ± δ·min(α, 1 − α)
+    #: the server's belief about a hidden α: "beta" (conjugate Beta posterior of the request's α,
+    #: exact without the chain), "grid" (forward filter of the request's α on a grid × the
+    #: easy/hard chain state — the chain's predictive), "auto" ("grid" with
+    #: alpha_dynamics="markov", else "beta")
+    alpha_belief: str = "auto"
+    alpha_grid_size: int = 64  #: grid points (equal bins of (0, 1)) of the "grid" belief
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
@@ -177,6 +184,8 @@ class SystemConfig:
                 _fail(f"request_mean_tokens[{i}]", m, "a number in [1, 1e9]")
         _check_float(self, "markov_stay", lo=0.0, hi=1.0)
         _check_float(self, "markov_delta", lo=0.0, hi=1.0)
+        _check_choice(self, "alpha_belief", ALPHA_BELIEFS)
+        _check_int(self, "alpha_grid_size", 4, 4096)
         if not isinstance(self.preset, str):
             _fail("preset", self.preset, "a string")
 
@@ -210,6 +219,16 @@ class SystemConfig:
     def alpha_hidden(self) -> bool:
         """True when the controller sees a posterior instead of α (SPEC §11)."""
         return not self.alpha_observed
+
+    @property
+    def belief(self) -> str | None:
+        """The server's belief about a hidden α: "beta", "grid" (``alpha_belief`` resolved), or
+        None when α is observed."""
+        if self.alpha_observed:
+            return None
+        if self.alpha_belief == "auto":
+            return "grid" if self.alpha_dynamics == "markov" else "beta"
+        return self.alpha_belief
 
     @property
     def is_paper_scenario(self) -> bool:

@@ -22,8 +22,9 @@ h(t0), the correction uses h(t0 + T_cmp(γ)) = ρ₁h + √(1−ρ₁²)w₁ (w�
 oracle controller can know it), and the next decision sees h(t0 + T) = ρ₂h_corr + √(1−ρ₂²)w₂, with
 ρ = J0(2π f_D Δt). ``alpha_dynamics="request"|"markov"`` replaces the per-episode α by
 back-to-back requests (task, geometric length, α ~ Beta) and an easy/hard chain; tokens past a
-request's end are not counted. With ``alpha_observed=False`` the server tracks the Beta posterior
-of each request's α. Extra draws (appended after the paper layout): reset — speeds K, complex
+request's end are not counted. With ``alpha_observed=False`` the server tracks its belief about α:
+the Beta posterior of the request's α (``belief="beta"``), or, with the chain, the forward filter
+of (request α on a grid, easy/hard state) — exact Bayes on the grid (``belief="grid"``). Extra draws (appended after the paper layout): reset — speeds K, complex
 decision gains and w₁ (2 uniforms per complex number, per link), request length K, request α K,
 chain state K, the uniforms of the next ``REQUEST_POOL`` requests 3·K·POOL (so request j of a
 device is the same for every controller); step — w₂ and next w₁ (complex, per link; they replace the i.i.d. redraw), then
@@ -47,8 +48,10 @@ index  feature
 Under SPEC §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
 ``alpha_observed=False`` (the current α otherwise); slots 2–3 = the decision-time gains
 (``csi="oracle"|"decision"``) or β (``"statistical"``, the mean gain); and appends per device
-(``device_features(cfg)`` in all) ``2·sd`` of the α posterior (hidden α) and ``tanh(f_D / 10 Hz)``
-(``gauss_markov``).
+(``device_features(cfg)`` in all) ``2·sd`` of the α belief (hidden α), ``2·P(hard) − 1`` (the
+"grid" belief: the filter's probability that the chain is in its hard state) and
+``tanh(f_D / 10 Hz)`` (``gauss_markov``). Under the "grid" belief slot 0 is the predictive mean of
+the coming round's α (request α and chain state together).
 """
 
 from __future__ import annotations
@@ -102,9 +105,12 @@ class State:
     hard: np.ndarray | None = None  #: bool easy/hard chain state [B, K] (markov)
     req_index: np.ndarray | None = None  #: int index of the device's current request [B, K]
     req_pool: np.ndarray | None = None  #: uniforms (task, length, α) of requests 1..POOL [B, K, POOL, 3]
-    # --- hidden α: Beta posterior of the request's α
+    # --- hidden α: Beta posterior of the request's α (belief "beta")
     post_a: np.ndarray | None = None
     post_b: np.ndarray | None = None
+    #: hidden α, belief "grid": joint probabilities of (request α bin, easy/hard) for the coming
+    #: round [B, K, alpha_grid_size, 2] — the forward filter of the chain
+    belief: np.ndarray | None = None
 
     def where(self, mask: np.ndarray, other: State) -> State:
         """Rows of ``other`` where ``mask`` [B] is true, else rows of self."""
@@ -144,8 +150,12 @@ class RoundContext:
     h_ul: np.ndarray | None = None  #: complex decision-time CSI (gauss_markov, not "statistical")
     h_dl: np.ndarray | None = None
     doppler_hz: np.ndarray | None = None
-    alpha_a: np.ndarray | None = None  #: Beta posterior of α (hidden α)
+    alpha_a: np.ndarray | None = None  #: Beta posterior of α (hidden α, belief "beta")
     alpha_b: np.ndarray | None = None
+    #: hidden α, belief "grid": the predictive law of the coming round's α — values [M] and
+    #: probabilities [K, M] (or [B, K, M]), M = 2·alpha_grid_size
+    alpha_support: np.ndarray | None = None
+    alpha_weights: np.ndarray | None = None
     w_ul: np.ndarray | None = None  #: oracle CSI only: decision → correction innovations
     w_dl: np.ndarray | None = None
     oracle: bool = False  #: the context knows the correction-time channel (whatever the CSI mode)
@@ -228,9 +238,24 @@ def step_draws(cfg: SystemConfig) -> int:
 
 
 def device_features(cfg: SystemConfig) -> int:
-    """Observation entries per device: 5, plus the α-posterior spread (hidden α) and the
-    Doppler (Gauss–Markov channel)."""
-    return DEVICE_FEATURES + int(cfg.alpha_hidden) + int(cfg.channel_dynamics == "gauss_markov")
+    """Observation entries per device: 5, plus the α-belief spread (hidden α), P(hard) (the
+    "grid" belief) and the Doppler (Gauss–Markov channel)."""
+    return (DEVICE_FEATURES + int(cfg.alpha_hidden) + int(cfg.belief == "grid")
+            + int(cfg.channel_dynamics == "gauss_markov"))
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(cfg: SystemConfig) -> dict[str, np.ndarray | float]:
+    """The "grid" belief's constants: α of each cell [n, 2], the per-task prior [tasks, n, 2]
+    (request α ~ Beta, chain state at its stationary law ½, ½) and the chain's stay probability."""
+    n = cfg.alpha_grid_size
+    markov = cfg.alpha_dynamics == "markov"
+    prior = acceptance.grid_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration, n)
+    return {
+        "alpha": acceptance.grid_alpha(n, cfg.markov_delta if markov else 0.0),
+        "prior": np.repeat(0.5 * prior[..., None], 2, axis=-1),
+        "stay": cfg.markov_stay if markov else 1.0,
+    }
 
 
 def obs_size(cfg: SystemConfig) -> int:
@@ -311,11 +336,13 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
             alpha = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
         else:
             alpha = alpha_req
-        if cfg.alpha_hidden:
+        if cfg.belief == "beta":
             dyn.update(post_a=a0, post_b=b0)
-    elif cfg.alpha_hidden:
+    elif cfg.belief == "beta":
         a0, b0 = acceptance.beta_prior(alpha, cfg.alpha_concentration)
         dyn.update(post_a=a0, post_b=b0)
+    if cfg.belief == "grid":
+        dyn["belief"] = _grid(cfg)["prior"][task]
     static = _static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg)
     return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
                  static, **dyn)
@@ -372,9 +399,13 @@ def _step_dynamic(u, state, gamma, cfg):
     elif cfg.fading_redraw == "round":
         new["g_ul"], new["g_dl"] = channel.fading_from_uniform(u[:, lay["fading"]], s.beta, cfg)
     info = {"alpha": s.alpha, "g_ul_corr": gc_ul, "g_dl_corr": gc_dl}
-    post_a, post_b = s.post_a, s.post_b
-    if cfg.alpha_hidden:
+    post_a, post_b, belief = s.post_a, s.post_b, s.belief
+    if cfg.belief == "beta":
         post_a, post_b = acceptance.posterior_update(post_a, post_b, res.accepted * (gamma > 0), res.rejected)
+    elif cfg.belief == "grid":
+        grid = _grid(cfg)
+        belief = acceptance.filter_update(belief, res.accepted * (gamma > 0), res.rejected, grid["alpha"])
+        belief = acceptance.filter_predict(belief, grid["stay"])
     if cfg.alpha_dynamics != "fixed":
         served = round_tokens(res.accepted, gamma, cfg)  # tokens generated, counted or not
         remaining = s.remaining - served
@@ -392,9 +423,11 @@ def _step_dynamic(u, state, gamma, cfg):
             t_new = _task_from_uniform(u_new[0], cfg)
             length, a_new, a0, b0 = _new_request(u_new[1], u_new[2], t_new, cfg)
             task[rows, devs], alpha_req[rows, devs], remaining[rows, devs] = t_new, a_new, length
-            if cfg.alpha_hidden:
+            if cfg.belief == "beta":
                 post_a, post_b = post_a.copy(), post_b.copy()
                 post_a[rows, devs], post_b[rows, devs] = a0, b0
+            elif cfg.belief == "grid":  # a new request: its prior, the chain at its stationary law
+                belief[rows, devs] = _grid(cfg)["prior"][t_new]
         new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=req_index)
         if cfg.alpha_dynamics == "markov":
             u_sw = u[:, lay["switch"]]
@@ -403,8 +436,10 @@ def _step_dynamic(u, state, gamma, cfg):
             new["alpha"] = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
         else:
             new["alpha"] = alpha_req
-    if cfg.alpha_hidden:
+    if cfg.belief == "beta":
         new.update(post_a=post_a, post_b=post_b)
+    elif cfg.belief == "grid":
+        new["belief"] = belief
     return _with(s, t=s.t + 1, **new), _with(res, info=info)
 
 
@@ -444,12 +479,18 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     if cfg.is_paper_scenario:
         return out
     j = DEVICE_FEATURES
-    if cfg.alpha_hidden:
+    if cfg.belief == "beta":
         a, bb = state.post_a, state.post_b
         n = a + bb
         dev[:, :, 0] = a / n
         dev[:, :, j] = np.minimum(2.0 * np.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
         j += 1
+    elif cfg.belief == "grid":
+        mean, sd, p_hard = acceptance.filter_moments(state.belief, _grid(cfg)["alpha"])
+        dev[:, :, 0] = mean
+        dev[:, :, j] = np.minimum(2.0 * sd, 1.0)
+        dev[:, :, j + 1] = 2.0 * p_hard - 1.0
+        j += 2
     else:
         dev[:, :, 0] = state.alpha
     if cfg.channel_dynamics == "gauss_markov":
@@ -487,10 +528,15 @@ def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: b
         extra.update(h_ul=state.h[i][..., 0, :], h_dl=state.h[i][..., -1, :])
     if gm and (know_csi or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
         extra.update(w_ul=state.w[i][..., 0, :], w_dl=state.w[i][..., -1, :])
-    if not know_alpha and cfg.alpha_hidden:
+    if not know_alpha and cfg.belief == "beta":
         a, b = state.post_a[i], state.post_b[i]
         alpha = a / (a + b)
         extra.update(alpha_a=a, alpha_b=b)
+    elif not know_alpha and cfg.belief == "grid":
+        cells = _grid(cfg)["alpha"]
+        bel = state.belief[i]
+        alpha = acceptance.filter_moments(bel, cells)[0]
+        extra.update(alpha_support=cells.reshape(-1), alpha_weights=bel.reshape(bel.shape[:-2] + (-1,)))
     else:
         alpha = state.alpha[i]
     return RoundContext(alpha, state.t_draft[i], g_ul, g_dl, p_ul, p_dl, cfg, oracle=know_csi, **extra)

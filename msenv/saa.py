@@ -148,7 +148,8 @@ class DynamicSAAEstimator:
 
     Each of the S samples (drawn once per decision: common random numbers for every candidate)
     carries an α vector — a Beta posterior draw when the context holds a posterior
-    (``alpha_a``/``alpha_b``), else the context's α — its verification outcome, and an innovation
+    (``alpha_a``/``alpha_b``), a draw from the chain's predictive when it holds the filter's
+    law (``alpha_support``/``alpha_weights``), else the context's α — its verification outcome, and an innovation
     w ~ CN(0, 1) per link and device. A candidate γ is priced with the gains its correction will
     meet, T_cmp(γ) after the decision:
 
@@ -175,6 +176,11 @@ class DynamicSAAEstimator:
         k = len(context.alpha)
         if context.alpha_a is not None:
             self.alpha = acceptance.beta_from_uniform(rng.random((s, k)), context.alpha_a, context.alpha_b)
+        elif context.alpha_weights is not None:  # the chain's predictive (inverse CDF per device)
+            cdf = np.cumsum(context.alpha_weights, axis=-1)
+            u = rng.random((s, k)) * cdf[:, -1]
+            idx = np.minimum((u[:, :, None] > cdf[None]).sum(axis=-1), cdf.shape[-1] - 1)
+            self.alpha = np.asarray(context.alpha_support)[idx]
         else:
             self.alpha = np.asarray(context.alpha, dtype=float)
         u = 1.0 - rng.random((s, k))

@@ -50,6 +50,8 @@ BAD = {
     "request_mean_tokens": [(200.0,), (200.0, 250.0, 0.5, 300.0), (200.0, 250.0, math.nan, 300.0)],
     "markov_stay": [-0.1, 1.5],
     "markov_delta": [-0.1, 1.01],
+    "alpha_belief": ["kalman", None],
+    "alpha_grid_size": [3, 8.0, 5000],
 }
 
 

@@ -135,6 +135,112 @@ def test_beta_posterior_equals_a_hand_computed_update():
         assert not np.any(np.isclose(dev[:, 0], info["alpha"], rtol=0, atol=1e-9) & (info["alpha"] != a / (a + b)))
 
 
+def _brute_force_chain_posterior(prior, cells, stay, rounds):
+    """Posterior over (α bin, chain state of the next round) by summing over every path of the
+    chain: prior(α)·½·Π P(h_t → h_t+1)·Π α_e^A (1 − α_e)^rejected — no recursion."""
+    import itertools
+
+    t = len(rounds)
+    post = np.zeros_like(cells)
+    for path in itertools.product((0, 1), repeat=t + 1):
+        w = 0.5 * prior.copy()
+        for i, (acc, rej) in enumerate(rounds):
+            a = cells[:, path[i]]
+            w = w * a**acc * (1 - a) ** rej
+            w = w * (stay if path[i + 1] == path[i] else 1 - stay)
+        post[:, path[-1]] += w
+    return post / post.sum()
+
+
+def test_grid_filter_equals_brute_force_over_chain_paths():
+    from msenv import acceptance
+
+    cfg = SystemConfig(num_devices=3, alpha_dynamics="markov", alpha_observed=False, alpha_grid_size=8,
+                       request_mean_tokens=(1e9,) * 4, markov_stay=0.7, episode_length=50)
+    assert cfg.belief == "grid"
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=5)
+    task = env.state.task[0].copy()
+    cells = acceptance.grid_alpha(8, cfg.markov_delta)
+    rng = np.random.default_rng(2)
+    rounds = [[] for _ in range(3)]
+    for _ in range(7):
+        gamma = rng.integers(0, 7, 3)
+        obs, _, _, _, info = env.step(gamma)
+        for k in range(3):
+            rounds[k].append((int(info["accepted"][k]) if gamma[k] else 0, int(info["rejected"][k])))
+    ctx = env.context
+    for k in range(3):
+        m = cfg.acceptance_rates[task[k]]
+        edges = np.linspace(0, 1, 9)
+        prior = np.diff(special.betainc(cfg.alpha_concentration * m, cfg.alpha_concentration * (1 - m), edges))
+        want = _brute_force_chain_posterior(prior / prior.sum(), cells, 0.7, rounds[k])
+        np.testing.assert_allclose(env.state.belief[0, k], want, rtol=1e-10, atol=1e-15)
+        # context and observation carry the filter's predictive law, never the truth
+        np.testing.assert_allclose(ctx.alpha[k], (want * cells).sum(), rtol=1e-12)
+        np.testing.assert_allclose(ctx.alpha_weights[k], want.reshape(-1), rtol=1e-10, atol=1e-15)
+        dev = obs[: F.device_features(cfg) * 3].reshape(3, -1)
+        assert dev[k, 0] == pytest.approx((want * cells).sum(), rel=1e-6)
+        assert dev[k, 6] == pytest.approx(2 * want[:, 1].sum() - 1, abs=1e-6)
+    assert ctx.alpha_a is None
+
+
+def test_grid_filter_is_calibrated_and_beats_the_beta_posterior_under_the_chain():
+    """Monte Carlo over 4000 devices: the filter's P(hard) matches the frequency of the hard
+    state, its predictive mean is unbiased for the coming round's α, and its squared error is
+    below the request-level Beta posterior's on the same trajectories."""
+    grid = SystemConfig(num_devices=1, alpha_dynamics="markov", alpha_observed=False,
+                        request_mean_tokens=(1e9,) * 4, episode_length=100)
+    beta = grid.replace(alpha_belief="beta")
+    n = 4000
+    rng = np.random.default_rng(0)
+    sg = F.reset_state(u := rng.random((n, F.reset_draws(grid))), grid)
+    sb = F.reset_state(u, beta)
+    gamma = np.full((n, 1), 4)
+    err_g, err_b, p_hard, hard = [], [], [], []
+    for t in range(12):
+        u = rng.random((n, F.step_draws(grid)))
+        sg, _ = F.step_state(u, sg, gamma, grid)
+        sb, _ = F.step_state(u, sb, gamma, beta)
+        np.testing.assert_array_equal(sg.alpha, sb.alpha)  # same dynamics, different beliefs
+        if t >= 4:
+            mean_g = F.context(sg, grid).alpha
+            mean_b = F.context(sb, beta).alpha
+            err_g.append(mean_g - sg.alpha)
+            err_b.append(mean_b - sb.alpha)
+            p_hard.append(sg.belief[..., 1].sum(-1))
+            hard.append(sg.hard)
+    err_g, err_b = np.concatenate(err_g), np.concatenate(err_b)
+    p_hard, hard = np.concatenate(p_hard).ravel(), np.concatenate(hard).ravel()
+    se = err_g.std() / np.sqrt(err_g.size / 8)  # rounds of a device are correlated: be conservative
+    assert abs(err_g.mean()) < 3 * se + 2e-3
+    for lo, hi in ((0.0, 0.3), (0.3, 0.7), (0.7, 1.0)):
+        sel = (p_hard >= lo) & (p_hard < hi)
+        freq, pred = hard[sel].mean(), p_hard[sel].mean()
+        assert abs(freq - pred) < 3 * np.sqrt(pred * (1 - pred) / (sel.sum() / 8)) + 0.01, (lo, freq, pred)
+    assert np.mean(err_g**2) < 0.9 * np.mean(err_b**2)
+
+
+def test_bayes_saa_draws_alpha_from_the_filters_predictive():
+    from msenv.saa import DynamicSAAEstimator
+
+    cfg = SystemConfig(num_devices=4, alpha_dynamics="markov", alpha_observed=False, alpha_grid_size=16)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=1)
+    for _ in range(5):
+        env.step(np.array([4, 2, 6, 3]))
+    ctx = env.context
+    est = DynamicSAAEstimator(ctx, np.random.default_rng(0), 20000)
+    support = ctx.alpha_support
+    for k in range(4):  # χ² of the drawn cells against the predictive probabilities
+        counts = np.array([(est.alpha[:, k] == v).sum() for v in np.unique(support)])
+        probs = np.array([ctx.alpha_weights[k][support == v].sum() for v in np.unique(support)])
+        keep = probs * 20000 >= 5
+        assert counts.sum() == 20000  # every draw is a support point
+        stat, p = stats.chisquare(counts[keep], probs[keep] / probs[keep].sum() * counts[keep].sum())
+        assert p > 1e-4, (k, p)
+
+
 def test_request_lengths_tasks_and_alpha_follow_their_laws():
     from msenv import acceptance
 
@@ -211,6 +317,8 @@ DYNAMIC = [
          alpha_dynamics="request", alpha_observed=False),
     dict(channel_dynamics="gauss_markov", csi="statistical", speed_range_mps=(1.0, 2.0), alpha_dynamics="markov",
          alpha_observed=False, mode_policy="random", request_mean_tokens=(20.0, 30.0, 25.0, 10.0)),
+    dict(alpha_dynamics="request", alpha_observed=False, alpha_belief="grid", alpha_grid_size=16,
+         request_mean_tokens=(20.0, 30.0, 25.0, 10.0)),
 ]
 
 
