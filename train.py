@@ -63,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--n-steps", type=int, help="PPO rollout steps per env (default 64)")
     tr.add_argument("--batch-size", type=int, help="PPO minibatch (default 256)")
     tr.add_argument("--gamma", type=float, help="PPO discount (default 0: contextual bandit)")
+    tr.add_argument("--frame-stack", type=int, default=1,
+                    help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
     tr.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads (default 1: fastest for these small nets)")
     ev = ap.add_argument_group("evaluation and output")
@@ -99,7 +101,8 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
                 setattr(args, key, val)
     if args.timesteps is None:
         args.timesteps = 500_000
-    for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads"):
+    for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads",
+                 "frame_stack"):
         val = getattr(args, name)
         if val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
@@ -154,6 +157,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     except FileNotFoundError as e:
         ap.error(f"--resume {args.resume}: {e}")
     saved = dict(state["args"])
+    saved.setdefault("frame_stack", 1)  # checkpoints written before --frame-stack existed
     for name in RESUME_MUTABLE:
         if name == "timesteps" and args.timesteps is None:
             continue
@@ -219,7 +223,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from agents.callbacks import MetricsCallback
     from agents.checkpoint import GracefulStop, RunSafetyCallback, load_resumable, read_state, save_resumable
     from agents.controller import AgentFactory, save_agent
-    from agents.envs import make_vec_env, normalize
+    from agents.envs import make_vec_env, normalize, stack_frames
     from agents.ppo import DEFAULT_PPO, make_ppo
     from baselines.evaluate import (Entry, EpisodeStats, evaluate, parse_entry, print_table, summarize, write_csv,
                                     write_json)
@@ -255,11 +259,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
     raw_venv = make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)
     if args.resume:
-        model, venv = load_resumable(resume_dir, raw_venv, tensorboard_log=str(out / "tb"))
+        model, venv = load_resumable(resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
         venv = normalize(raw_venv, gamma)
-        model = make_ppo(venv, seed=args.seed, tensorboard_log=str(out / "tb"), **params)
-    eval_env = normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False)
+        model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
+    eval_env = stack_frames(normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False),
+                            args.frame_stack)
     metrics = MetricsCallback(refs)
     metrics.history = list(state.get("metrics", []))
     eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
@@ -286,10 +291,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             model.learn(remaining, callback=callbacks, progress_bar=progress, tb_log_name="ppo",
                         reset_num_timesteps=not args.resume)
         t_train = time.perf_counter() - t0
-    extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps)}
+    extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack}
     agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
     checkpoint()
-    venv.close()
+    model.get_env().close()
     if stop.requested:
         code = 130 if stop.signal_name == "SIGINT" else 143
         print(f"stopped by {stop.signal_name} at step {model.num_timesteps} of {args.timesteps}: agent saved in "

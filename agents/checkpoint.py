@@ -54,17 +54,20 @@ def read_state(path: str | Path) -> dict[str, Any]:
     return json.loads(f.read_text())
 
 
-def load_resumable(path: str | Path, venv, **model_kwargs: Any):
-    """(model, VecNormalize) from a checkpoint, attached to the fresh ``venv`` (training mode)."""
+def load_resumable(path: str | Path, venv, frame_stack: int = 1, **model_kwargs: Any):
+    """(model, VecNormalize) from a checkpoint, attached to the fresh ``venv`` (training mode);
+    with ``frame_stack`` > 1 the model's env is SB3's VecFrameStack over the VecNormalize."""
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecNormalize
+
+    from .envs import stack_frames
 
     path = Path(path)
     read_state(path)
     if (path / NORM_FILE).exists():
         venv = VecNormalize.load(str(path / NORM_FILE), venv)
         venv.training = True
-    model = PPO.load(path / MODEL_FILE, env=venv, device="cpu", **model_kwargs)
+    model = PPO.load(path / MODEL_FILE, env=stack_frames(venv, frame_stack), device="cpu", **model_kwargs)
     return model, venv
 
 

@@ -1,7 +1,9 @@
 """Learned agents behind the common controller interface, and save/load in one call.
 
 A saved agent is a directory holding ``model.zip`` (SB3 PPO), ``vecnormalize.pkl`` (observation
-statistics) and ``config.json`` (the :class:`~msenv.SystemConfig` it was trained on).
+statistics) and ``config.json`` (the :class:`~msenv.SystemConfig` it was trained on, and
+``frame_stack``: how many normalised observations the policy sees, as SB3's ``VecFrameStack``
+stacks them — oldest first, zeros before the episode's first round).
 :func:`load_agent` returns a :class:`PPOController` that the evaluation harness drives like any
 baseline. Its deterministic decision runs the policy network as a small numpy MLP (weights
 taken from the torch policy): identical actions to ``model.predict(..., deterministic=True)``,
@@ -66,7 +68,7 @@ class PPOController(Controller):
     """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation)."""
 
     def __init__(self, model, obs_rms=None, clip_obs: float = 10.0, epsilon: float = 1e-8,
-                 config: SystemConfig | None = None, name: str = "ppo") -> None:
+                 config: SystemConfig | None = None, name: str = "ppo", frame_stack: int = 1) -> None:
         super().__init__()
         self.model = model
         self.name = name
@@ -74,6 +76,22 @@ class PPOController(Controller):
         self.obs_rms = obs_rms
         self.clip_obs, self.epsilon = clip_obs, epsilon
         self.policy = NumpyPolicy(model.policy)
+        self.frame_stack = int(frame_stack)
+        self._history: np.ndarray | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._history = None  # a new episode: the stack starts from zeros
+
+    def _stacked(self, obs: np.ndarray) -> np.ndarray:
+        z = self.normalize(obs)
+        if self.frame_stack == 1:
+            return z
+        if self._history is None:
+            self._history = np.zeros(z.shape[:-1] + (z.shape[-1] * self.frame_stack,))
+        d = z.shape[-1]
+        self._history = np.concatenate([self._history[..., d:], z], axis=-1)
+        return self._history
 
     def normalize(self, obs: np.ndarray) -> np.ndarray:
         if self.obs_rms is None:
@@ -84,14 +102,17 @@ class PPOController(Controller):
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         if obs is None:
             raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
-        return self.policy.act(self.normalize(obs))
+        return self.policy.act(self._stacked(obs))
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
         """SB3-style predict on raw observations (deterministic numpy path)."""
+        if episode_start is not None and np.any(episode_start):
+            self._history = None
+        x = self._stacked(observation)
         if not deterministic:
-            act, _ = self.model.predict(self.normalize(observation).astype(np.float32), deterministic=False)
+            act, _ = self.model.predict(x.astype(np.float32), deterministic=False)
             return act, state
-        return self.policy.act(self.normalize(observation)), state
+        return self.policy.act(x), state
 
 
 def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:
@@ -120,7 +141,7 @@ def load_agent(path: str | Path, name: str = "ppo") -> PPOController:
         with open(path / NORM_FILE, "rb") as fh:
             vn = pickle.load(fh)
         obs_rms, clip, eps = vn.obs_rms, vn.clip_obs, vn.epsilon
-    return PPOController(model, obs_rms, clip, eps, config, name)
+    return PPOController(model, obs_rms, clip, eps, config, name, frame_stack=int(meta.get("frame_stack", 1)))
 
 
 class AgentFactory:

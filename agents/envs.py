@@ -46,6 +46,16 @@ def make_vec_env(config: SystemConfig, n_envs: int, seed: int, kind: str = "batc
     return venv
 
 
+def stack_frames(venv: VecEnv, n: int) -> VecEnv:
+    """SB3's ``VecFrameStack`` of the last ``n`` observations (a history for partially observed
+    ids; zeros before an episode's first round); ``n = 1`` returns ``venv`` itself."""
+    from stable_baselines3.common.vec_env import VecFrameStack
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"frame_stack={n!r} is invalid; allowed: an integer ≥ 1")
+    return venv if n == 1 else VecFrameStack(venv, n)
+
+
 def normalize(venv: VecEnv, gamma: float, training: bool = True, **kwargs: Any) -> VecNormalize:
     """VecNormalize with reward scaling matched to the PPO discount (observations are already
     O(1) by construction but are normalised too, as SB3 users expect)."""

@@ -53,6 +53,38 @@ def test_learn_save_load_identical_predictions(tmp_path):
         load_agent(tmp_path / "nope")
 
 
+def test_stacked_history_agent_acts_as_sb3_vec_frame_stack(tmp_path):
+    """A --frame-stack agent, reloaded, gives SB3's own actions: VecFrameStack over
+    VecNormalize, torch forward pass — across an episode boundary (the stack restarts)."""
+    from agents.envs import stack_frames
+
+    venv = normalize(make_vec_env(SMALL, 4, 0, "batched"), gamma=0.0)
+    model = make_ppo(stack_frames(venv, 3), seed=0, n_steps=32, batch_size=64, n_epochs=2)
+    model.learn(256)
+    path = save_agent(tmp_path / "agent", model, venv, SMALL, extra={"frame_stack": 3})
+    agent = load_agent(path)
+    assert agent.frame_stack == 3
+    venv.training = False
+    ref = stack_frames(normalize(make_vec_env(SMALL, 1, 77, "batched"), 0.0, training=False), 3)
+    ref.obs_rms = venv.obs_rms  # VecFrameStack forwards to the VecNormalize below
+    ref.venv.obs_rms = venv.obs_rms
+    stacked = ref.reset()
+    env = MultiSpinEnv(SMALL)
+    obs, _ = env.reset(seed=77)
+    agent.reset(0)
+    for t in range(2 * SMALL.episode_length):
+        a_ref, _ = model.predict(stacked, deterministic=True)
+        a = agent.act(env.context, obs)
+        assert np.array_equal(a, a_ref[0]), t
+        stacked, _, done, _ = ref.step(a_ref)
+        obs, _, _, trunc, _ = env.step(a)
+        if trunc:
+            obs, _ = env.reset()
+            agent.reset(0)
+    with pytest.raises(ValueError, match="frame_stack"):
+        stack_frames(venv, 0)
+
+
 def test_action_prior_sets_initial_policy():
     model, venv = _train(None)
     env = MultiSpinEnv(SMALL)
@@ -128,6 +160,7 @@ def test_train_quick_end_to_end(tmp_path):
     (["--gamma", "1.5"], "--gamma 1.5 is invalid"),
     (["--env-id", "CartPole-v1"], "invalid choice"),
     (["--learning-rate", "0"], "--learning-rate 0"),
+    (["--frame-stack", "0"], "--frame-stack 0 is invalid"),
 ])
 def test_cli_rejects_bad_arguments(args, msg, capsys):
     import train
