@@ -13,16 +13,32 @@ F_k > γ_max behaves exactly like F_k = ∞ for every allowed γ, so samples are
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit, vectorize
+
+from ._numeric import pairwise_sum
+
+
+def _first_rejection(u, alpha, cap):
+    if alpha >= 1.0:
+        return cap
+    x = math.log(u) / math.log(alpha)
+    if math.isnan(x):
+        return cap
+    return int(min(math.floor(x) + 1.0, cap))
+
+
+#: F = min(⌊ln u / ln α⌋ + 1, cap) of one device, compiled (called by the compiled step kernel)
+first_rejection_scalar = njit(cache=True, error_model="numpy")(_first_rejection)
+_first_rejection_ufunc = vectorize(["i8(f8, f8, i8)"], cache=True)(first_rejection_scalar)
 
 
 def first_rejection_from_uniform(u: np.ndarray, alpha: np.ndarray, cap: int) -> np.ndarray:
-    """F = min(⌊ln u / ln α⌋ + 1, cap) for u ∈ (0, 1]; α = 1 gives F = cap (never rejected)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.log(u) / np.log(alpha)
-    # α = 1: ln α = 0 → ±inf or nan (u = 1); all mean "never rejected".
-    x = np.where(np.isnan(x) | (alpha >= 1.0), np.inf, x)
-    return np.minimum(np.floor(x) + 1.0, cap).astype(np.int32)
+    """F = min(⌊ln u / ln α⌋ + 1, cap) for u ∈ (0, 1]; α = 1 gives F = cap (never rejected).
+    A numpy ufunc (broadcasts) built from the compiled scalar formula; int32."""
+    return _first_rejection_ufunc(u, alpha, cap).astype(np.int32)
 
 
 def sample_first_rejection(rng: np.random.Generator, alpha: np.ndarray, cap: int, size=None) -> np.ndarray:
@@ -130,20 +146,45 @@ def grid_alpha(n: int, delta: float) -> np.ndarray:
     return markov_alpha(pts, np.array([False, True]), delta)
 
 
-def filter_update(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, alpha_cells: np.ndarray
-                  ) -> np.ndarray:
-    """Bayes update of the joint belief [..., n, 2] over (request α, chain state) after one
-    round with ``accepted`` tokens and the ``rejected`` flag (SPEC §11: likelihood
-    α^A·(1 − α)^rejected; a round with γ = 0 carries no information). Normalised."""
-    acc = np.asarray(accepted)[..., None, None]
-    lik = np.power(alpha_cells, acc) * np.where(np.asarray(rejected)[..., None, None], 1.0 - alpha_cells, 1.0)
-    post = belief * lik
-    return post / post.sum(axis=(-2, -1), keepdims=True)
+@njit(cache=True, error_model="numpy")
+def _filter_rows(belief, accepted, rejected, powers, alpha_cells, stay, out):
+    """Bayes update then the chain's step, per device (compiled; see :func:`filter_step`);
+    ``powers[A]`` = α^A of every cell."""
+    n, g, _ = belief.shape
+    for d in range(n):
+        pw, rej = powers[accepted[d]], rejected[d]
+        post = out[d]
+        for j in range(g):
+            for h in range(2):
+                lik = pw[j, h] * (1.0 - alpha_cells[j, h]) if rej else pw[j, h]
+                post[j, h] = belief[d, j, h] * lik
+        total = pairwise_sum(post.reshape(-1))
+        for j in range(g):
+            e, h = post[j, 0] / total, post[j, 1] / total
+            post[j, 0] = stay * e + (1.0 - stay) * h  # the state stays with probability `stay`
+            post[j, 1] = stay * h + (1.0 - stay) * e
 
 
-def filter_predict(belief: np.ndarray, stay: float) -> np.ndarray:
-    """The chain's step: the state stays with probability ``stay``, else flips (symmetric)."""
-    return stay * belief + (1.0 - stay) * belief[..., ::-1]
+def filter_powers(alpha_cells: np.ndarray, max_accepted: int) -> np.ndarray:
+    """α^A of every belief cell for A = 0..max_accepted: [max_accepted + 1, n, 2]."""
+    return np.power(alpha_cells[None], np.arange(max_accepted + 1.0)[:, None, None])
+
+
+def filter_step(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, alpha_cells: np.ndarray,
+                stay: float, powers: np.ndarray | None = None) -> np.ndarray:
+    """One round of the forward filter of (request α, chain state), belief [..., n, 2]:
+    the Bayes update after a round with ``accepted`` tokens and the ``rejected`` flag (SPEC §11:
+    likelihood α^A·(1 − α)^rejected, normalised; a round with γ = 0 carries no information),
+    then the chain's step (the state stays with probability ``stay``, else flips). ``powers``:
+    :func:`filter_powers` of the cells, covering every A (computed when None)."""
+    lead, g = belief.shape[:-2], belief.shape[-2]
+    acc = np.asarray(accepted, dtype=np.int64).reshape(-1)
+    if powers is None or len(acc) and acc.max() >= len(powers):
+        powers = filter_powers(alpha_cells, int(acc.max(initial=0)))
+    out = np.empty(lead + (g, 2))
+    _filter_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), acc, np.asarray(rejected, dtype=np.bool_).reshape(-1),
+                 powers, alpha_cells, float(stay), out.reshape(-1, g, 2))
+    return out
 
 
 def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

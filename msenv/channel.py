@@ -5,11 +5,14 @@ All functions are pure numpy and broadcast over any leading batch axes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit, vectorize
 
 from .config import SystemConfig
 
-_LN2 = float(np.log(2.0))
+_LN2 = math.log(2.0)
 
 
 def large_scale_gain(distance_m: np.ndarray, ref_gain: float, exponent: float) -> np.ndarray:
@@ -27,13 +30,22 @@ def distances_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
 MIN_FADING = 2.0**-53
 
 
+def _exp1_from_uniform(u):
+    return max(-math.log1p(-u), MIN_FADING)
+
+
+#: |h|² ~ Exp(1) from a uniform u ∈ [0, 1) by inverse CDF, floored at MIN_FADING — compiled scalar
+exp1_scalar = njit(cache=True)(_exp1_from_uniform)
+_exp1_ufunc = vectorize(["f8(f8)"], cache=True)(_exp1_from_uniform)
+
+
 def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
     """UL and DL power gains β·|h|², |h|² ~ Exp(1) by inverse CDF from uniforms (SPEC §2).
 
     ``u`` [..., 2K] for ``cfg.fading == "independent"`` [R] (UL draws first), [..., K] for
     ``"reciprocal"`` (one draw serves both directions).
     """
-    h = np.maximum(-np.log1p(-u), MIN_FADING)
+    h = _exp1_ufunc(u)
     if cfg.fading == "independent":
         k = beta.shape[-1]
         return beta * h[..., :k], beta * h[..., k:]
@@ -41,19 +53,28 @@ def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> t
     return g, g
 
 
-def rate_from_snr(bandwidth_hz, snr) -> np.ndarray:
-    """r = b·log2(1 + snr) bits/s; log1p keeps tiny SNRs exact."""
-    return bandwidth_hz * np.log1p(snr) / _LN2
+def _rate_from_snr(bandwidth_hz, snr):
+    return bandwidth_hz * math.log1p(snr) / _LN2
+
+
+def _transmission_delay(bits, rate):
+    return bits / rate if rate != 0.0 else math.inf
+
+
+#: compiled scalar forms of the rate and delay formulas, called by the compiled reactive solver;
+#: the array forms below are numpy ufuncs built from the same source
+rate_scalar = njit(cache=True)(_rate_from_snr)
+delay_scalar = njit(cache=True)(_transmission_delay)
+
+#: r = b·log2(1 + snr) bits/s (log1p keeps tiny SNRs exact); a numpy ufunc (broadcasts)
+rate_from_snr = vectorize(["f8(f8, f8)"], cache=True)(_rate_from_snr)
+#: delay of ``bits`` at ``rate`` (inf when the rate is 0); a numpy ufunc
+transmission_delay = vectorize(["f8(f8, f8)"], cache=True)(_transmission_delay)
 
 
 def shannon_rate(power_w, gain, n0_w_hz: float, bandwidth_hz) -> np.ndarray:
     """r = b·log2(1 + p·g / (N0·b)) bits/s (SPEC §4)."""
     return rate_from_snr(bandwidth_hz, power_w * gain / (n0_w_hz * bandwidth_hz))
-
-
-def transmission_delay(bits: float, rate) -> np.ndarray:
-    """Delay of ``bits`` at ``rate`` (inf when the rate is 0)."""
-    return bits / rate
 
 
 def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:

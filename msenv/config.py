@@ -18,6 +18,7 @@ allowed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -190,37 +191,37 @@ class SystemConfig:
             _fail("preset", self.preset, "a string")
 
     # ------------------------------------------------------------------ derived
-    @property
+    @functools.cached_property
     def payload_bits(self) -> float:
         """L = V_eff·(⌈log2 V⌉ + Q) bits per correction (SPEC §2)."""
         return float(self.vocab_eff * (math.ceil(math.log2(self.vocab_size)) + self.bits_per_prob))
 
-    @property
+    @functools.cached_property
     def p_ul_w(self) -> float:
         return dbm_to_watt(self.p_ul_dbm)
 
-    @property
+    @functools.cached_property
     def p_dl_w(self) -> float:
         return dbm_to_watt(self.p_dl_dbm)
 
-    @property
+    @functools.cached_property
     def n0_server_w_hz(self) -> float:
         return dbm_to_watt(self.n0_server_dbm_hz)
 
-    @property
+    @functools.cached_property
     def n0_device_w_hz(self) -> float:
         return dbm_to_watt(self.n0_device_dbm_hz)
 
-    @property
+    @functools.cached_property
     def ref_gain(self) -> float:
         return 10.0 ** (self.ref_gain_db / 10.0)
 
-    @property
+    @functools.cached_property
     def alpha_hidden(self) -> bool:
         """True when the controller sees a posterior instead of α (SPEC §11)."""
         return not self.alpha_observed
 
-    @property
+    @functools.cached_property
     def belief(self) -> str | None:
         """The server's belief about a hidden α: "beta", "grid" (``alpha_belief`` resolved), or
         None when α is observed."""
@@ -230,11 +231,27 @@ class SystemConfig:
             return "grid" if self.alpha_dynamics == "markov" else "beta"
         return self.alpha_belief
 
-    @property
+    @functools.cached_property
     def is_paper_scenario(self) -> bool:
         """The paper's assumptions: i.i.d. block fading seen exactly, fixed observed α."""
         return (self.channel_dynamics == "iid" and self.csi == "oracle" and self.alpha_dynamics == "fixed"
                 and self.alpha_observed)
+
+    def __hash__(self) -> int:
+        """The dataclass hash (of every field), computed once: configs key the per-config caches
+        of the step's hot path."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the cached hash is per process (string hashes are salted): never pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     # ------------------------------------------------------------------ helpers
     def replace(self, **changes: Any) -> SystemConfig:

@@ -148,7 +148,7 @@ class MultiSpinEnv(gym.Env):
         gamma = F.validate_action(action, cfg)
         u = self.np_random.random((1, self._n_step))
         self._state, res = F.step_state(u, self._state, gamma[None], cfg)
-        self._ep_tokens += float(res.tokens.sum())
+        self._ep_tokens += float(res.total_tokens[0])
         self._ep_time += float(res.latency[0])
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
         self._last = info

@@ -60,11 +60,14 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
+import math
+
 import numpy as np
+from numba import njit, vectorize
 
 from . import acceptance, channel, latency
 from .config import SystemConfig
-from .goodput import RoundResult, evaluate_round, round_tokens
+from .goodput import RoundResult, evaluate_round, kernel_outputs, kernel_params, kernel_result, round_rows
 
 DEVICE_FEATURES = 5
 GLOBAL_FEATURES = 2
@@ -237,6 +240,7 @@ def step_draws(cfg: SystemConfig) -> int:
     return _layout(cfg)["step"]["_size"].stop
 
 
+@functools.lru_cache(maxsize=64)
 def device_features(cfg: SystemConfig) -> int:
     """Observation entries per device: 5, plus the α-belief spread (hidden α), P(hard) (the
     "grid" belief) and the Doppler (Gauss–Markov channel)."""
@@ -251,8 +255,10 @@ def _grid(cfg: SystemConfig) -> dict[str, np.ndarray | float]:
     n = cfg.alpha_grid_size
     markov = cfg.alpha_dynamics == "markov"
     prior = acceptance.grid_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration, n)
+    cells = acceptance.grid_alpha(n, cfg.markov_delta if markov else 0.0)
     return {
-        "alpha": acceptance.grid_alpha(n, cfg.markov_delta if markov else 0.0),
+        "alpha": cells,
+        "powers": acceptance.filter_powers(cells, cfg.gamma_max),
         "prior": np.repeat(0.5 * prior[..., None], 2, axis=-1),
         "stay": cfg.markov_stay if markov else 1.0,
     }
@@ -357,20 +363,50 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     return _step_dynamic(u, state, gamma, cfg)
 
 
+@njit(cache=True, error_model="numpy")
+def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, ints, reals, rejected, modes,
+                per_round):
+    """The paper scenario's round over rows (compiled): verification outcomes from the step's
+    uniforms, the round kernel, and the next round's fading (SPEC §3–§6, §8). ``params`` =
+    :func:`_paper_params`; ``ints[3]`` receives F, ``reals[2:4]`` the next round's gains."""
+    n, k = gamma.shape
+    cap, redraw, independent, random_policy = int(params[10]), params[11] != 0, params[12] != 0, params[13] != 0
+    first_rej, g_ul_next, g_dl_next = ints[3], reals[2], reals[3]
+    for r in range(n):
+        for i in range(k):
+            first_rej[r, i] = acceptance.first_rejection_scalar(1.0 - u[r, i], alpha[r, i], cap)
+    coins = u[:, u.shape[1] - k:] if random_policy else u[:1, :1]
+    round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, first_rej[:1, :1], False, params,
+               ints, reals, rejected, modes, per_round)
+    for r in range(n):
+        for i in range(k):
+            if not redraw:
+                g_ul_next[r, i], g_dl_next[r, i] = g_ul[r, i], g_dl[r, i]
+            elif independent:
+                g_ul_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, k + i])
+                g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, 2 * k + i])
+            else:
+                g_ul_next[r, i] = g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, k + i])
+
+
+@functools.lru_cache(maxsize=64)
+def _paper_params(cfg: SystemConfig) -> np.ndarray:
+    """:func:`~msenv.goodput.kernel_params`, then γ_max + 1 and the fading / policy flags."""
+    flags = [cfg.gamma_max + 1, cfg.fading_redraw == "round", cfg.fading == "independent", cfg.mode_policy == "random"]
+    return np.concatenate([kernel_params(cfg, cfg.mode_policy), np.array(flags, dtype=float)])
+
+
 def _step_paper(u, state, gamma, cfg):
-    k = cfg.num_devices
-    first_rej = acceptance.first_rejection_from_uniform(1.0 - u[:, :k], state.alpha, cfg.gamma_max + 1)
-    coins = u[:, -k:] if cfg.mode_policy == "random" else None
-    result = evaluate_round(
-        gamma, first_rej, state.t_draft, state.g_ul, state.g_dl, cfg,
-        p_ul_w=state.p_ul_w, p_dl_w=state.p_dl_w, coins=coins,
-    )
-    if cfg.fading_redraw == "round":
-        g_ul, g_dl = channel.fading_from_uniform(u[:, k : k + fading_draws(cfg)], state.beta, cfg)
-    else:
-        g_ul, g_dl = state.g_ul, state.g_dl
+    n, k = gamma.shape
+    ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
     s = state
-    return State(s.distance, s.beta, s.task, s.alpha, s.t_draft, s.p_ul_w, s.p_dl_w, g_ul, g_dl, s.t + 1, s.static_obs), result
+    if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
+        gamma = np.ascontiguousarray(gamma, dtype=np.int64)
+    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, _paper_params(cfg), *outs)
+    new = object.__new__(State)  # frozen-dataclass construction without its per-field cost
+    new.__dict__.update(s.__dict__)
+    new.__dict__.update(g_ul=reals[2], g_dl=reals[3], t=s.t + 1)
+    return new, kernel_result(ints, reals, rej, modes, per_round)
 
 
 def _step_dynamic(u, state, gamma, cfg):
@@ -404,11 +440,10 @@ def _step_dynamic(u, state, gamma, cfg):
         post_a, post_b = acceptance.posterior_update(post_a, post_b, res.accepted * (gamma > 0), res.rejected)
     elif cfg.belief == "grid":
         grid = _grid(cfg)
-        belief = acceptance.filter_update(belief, res.accepted * (gamma > 0), res.rejected, grid["alpha"])
-        belief = acceptance.filter_predict(belief, grid["stay"])
+        belief = acceptance.filter_step(belief, res.accepted * (gamma > 0), res.rejected, grid["alpha"], grid["stay"],
+                                        grid["powers"])
     if cfg.alpha_dynamics != "fixed":
-        served = round_tokens(res.accepted, gamma, cfg)  # tokens generated, counted or not
-        remaining = s.remaining - served
+        remaining = s.remaining - res.served  # tokens generated, counted or not
         done = remaining <= 0
         info["request_done"] = done
         task, alpha_req, req_index = s.task, s.alpha_req, s.req_index
@@ -443,8 +478,27 @@ def _step_dynamic(u, state, gamma, cfg):
     return _with(s, t=s.t + 1, **new), _with(res, info=info)
 
 
-def _squash_db(g: np.ndarray) -> np.ndarray:
-    return np.tanh((10.0 * np.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
+def _squash(g):
+    return math.tanh((10.0 * math.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
+
+
+#: a gain's observation entry tanh((g [dB] + 115) / 15): compiled scalar and numpy ufunc, one source
+squash_scalar = njit(cache=True)(_squash)
+_squash_db = vectorize(["f8(f8)"], cache=True)(_squash)
+
+
+@njit(cache=True)
+def _gain_slots(out, g_ul, g_dl, nf, statistical):
+    """Fill the gain slots 2–3 of every device row of the observation ``out`` (compiled)."""
+    b, k = g_ul.shape
+    for r in range(b):
+        for i in range(k):
+            j = nf * i
+            if statistical:
+                out[r, j + 2] = out[r, j + 3] = out[r, j + 4]
+            else:
+                out[r, j + 2] = squash_scalar(g_ul[r, i])
+                out[r, j + 3] = squash_scalar(g_dl[r, i])
 
 
 def _static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.ndarray:
@@ -468,16 +522,12 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
     per-episode entries plus this round's entries."""
     out = state.static_obs.copy()
-    b, k = state.g_ul.shape
     nf = device_features(cfg)
-    dev = out[:, : nf * k].reshape(b, k, nf)
-    if cfg.csi == "statistical":
-        dev[:, :, 2] = dev[:, :, 3] = dev[:, :, 4]
-    else:
-        dev[:, :, 2] = _squash_db(state.g_ul)
-        dev[:, :, 3] = _squash_db(state.g_dl)
+    _gain_slots(out, state.g_ul, state.g_dl, nf, cfg.csi == "statistical")
     if cfg.is_paper_scenario:
         return out
+    b, k = state.g_ul.shape
+    dev = out[:, : nf * k].reshape(b, k, nf)
     j = DEVICE_FEATURES
     if cfg.belief == "beta":
         a, bb = state.post_a, state.post_b
@@ -554,7 +604,7 @@ def validate_action(action, cfg: SystemConfig, batch: int | None = None) -> np.n
         raise ValueError(f"action shape {a.shape} is invalid; expected {shape}: one draft length per device")
     kind = a.dtype.kind
     if kind in "iu":
-        if a.size and (a.min() < 0 or a.max() > gmax):
+        if a.size and _out_of_range(a.reshape(-1), gmax):
             bad = np.argwhere((a < 0) | (a > gmax))[0]
             raise ValueError(
                 f"action for device {_where(bad, batch)} is {a[tuple(bad)]!r}; allowed: integers in [0, {gmax}]"
@@ -569,6 +619,15 @@ def validate_action(action, cfg: SystemConfig, batch: int | None = None) -> np.n
             )
         return a.astype(np.int64)
     raise ValueError(f"action dtype {a.dtype} is invalid; allowed: integer draft lengths in [0, {gmax}]")
+
+
+@njit(cache=True)
+def _out_of_range(a, gmax):
+    """True if an integer draft length lies outside [0, γ_max] (one compiled pass)."""
+    for x in a:
+        if x < 0 or x > gmax:
+            return True
+    return False
 
 
 def _where(idx: np.ndarray, batch: int | None) -> str:

@@ -7,11 +7,15 @@ experiments all call it (or its communication part, :func:`communication_time`).
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from . import acceptance, latency, reactive
+from .latency import _latency_rows as latency_rows
 from .config import SystemConfig
 
 
@@ -32,6 +36,10 @@ class RoundResult:
     goodput: np.ndarray  #: tokens/s [...]  G = Σ_k N_k / T
     #: SPEC §11 truth of the round (true α, correction-time gains, request ends), else None
     info: dict | None = None
+    #: int [..., K] tokens generated (A_k + 1 in the batch), before any request-end cap
+    served: np.ndarray | None = None
+    #: [...] Σ_k tokens of each round (as float)
+    total_tokens: np.ndarray | None = None
 
 
 def communication_time(
@@ -65,6 +73,42 @@ def communication_time(
     )
 
 
+@njit(cache=True, error_model="numpy")
+def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, has_cap, params,
+                ints, reals, rejected, modes, per_round):
+    """The round kernel over rows (compiled): outcome → reactive solution → latency → goodput.
+    Rows of length 1 are shared; ``params`` = :func:`kernel_params`; outputs: ``ints`` [3, N, K]
+    (tokens, served, accepted), ``reals`` [2, N, K] (DL power, UL delay), ``per_round`` [6, N]
+    (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
+    n, k = gamma.shape
+    drafting_only = params[9] != 0.0
+    tokens, served, accepted = ints[0], ints[1], ints[2]
+    for r in range(n):
+        for i in range(k):
+            g = gamma[r, i]
+            f = first_rej[r if first_rej.shape[0] > 1 else 0, i]
+            a = min(f - 1, g)  # A_k = min(F_k − 1, γ_k)
+            accepted[r, i] = a
+            rejected[r, i] = f <= g  # a correction iff F_k ≤ γ_k
+            served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
+    reactive._solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[0], params[1], params[2], params[3],
+                         int(params[4]), False, True, modes, reals[0], reals[1], per_round[2])
+    latency_rows(gamma, t_draft, params[5], params[6], params[7], params[8], drafting_only, per_round[0],
+                 per_round[1])
+    for r in range(n):
+        total = 0
+        for i in range(k):
+            tok = served[r, i]
+            if has_cap:
+                tok = min(tok, cap[r if cap.shape[0] > 1 else 0, i])
+            tokens[r, i] = tok
+            total += tok
+        t = per_round[0, r] + per_round[1, r] + per_round[2, r]
+        per_round[3, r] = t
+        per_round[4, r] = total / t
+        per_round[5, r] = total
+
+
 def evaluate_round(
     gamma: np.ndarray,
     first_rejection: np.ndarray,
@@ -82,30 +126,61 @@ def evaluate_round(
     """One round (or a batch of rounds): outcome → reactive solution → latency → goodput.
 
     ``token_cap`` [..., K]: tokens left in each device's request (SPEC §11); tokens past it are
-    not goodput (``tokens`` counts at most the cap)."""
+    not goodput (``tokens`` counts at most the cap; ``served`` counts them all). One compiled
+    kernel serves a single round and a batch alike.
+    """
+    policy = cfg.mode_policy if policy is None else policy
+    if policy == "random" and coins is None:
+        raise ValueError("policy='random' needs coins (uniform draws, one per device)")
     gamma = np.asarray(gamma)
-    acc = acceptance.accepted_tokens(first_rejection, gamma)
-    rej = acceptance.rejected(first_rejection, gamma)
-    sol = communication_time(rej, g_ul, g_dl, cfg, p_ul_w=p_ul_w, p_dl_w=p_dl_w, coins=coins, policy=policy)
-    t_d = latency.draft_latency(gamma, t_draft)
-    t_v = latency.verify_latency(gamma, cfg)
-    t = t_d + t_v + sol.t_com
-    tokens = round_tokens(acc, gamma, cfg)
-    if token_cap is not None:
-        tokens = np.minimum(tokens, token_cap)
-    return RoundResult(
-        tokens=tokens,
-        accepted=acc,
-        rejected=rej,
-        modes=sol.modes,
-        dl_power=sol.dl_power,
-        ul_delay=sol.ul_delay,
-        t_draft=t_d,
-        t_verify=t_v,
-        t_com=sol.t_com,
-        latency=t,
-        goodput=tokens.sum(axis=-1) / t,
-    )
+    lead, k = gamma.shape[:-1], gamma.shape[-1]
+    n = math.prod(lead)
+    rows, flat = reactive._rows, reactive._flat
+    ints, reals, rej, modes, per_round = kernel_outputs(n, k)
+    round_rows(rows(gamma, lead, k, np.int64), rows(first_rejection, lead, k, np.int64), rows(t_draft, lead, k),
+                rows(g_ul, lead, k), rows(g_dl, lead, k),
+                flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead), flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
+                reactive._NO_COINS if coins is None else rows(coins, lead, k),
+                _NO_CAP if token_cap is None else rows(token_cap, lead, k, np.int64), token_cap is not None,
+                kernel_params(cfg, policy), ints, reals, rej, modes, per_round)
+    return kernel_result(ints, reals, rej, modes, per_round, lead)
+
+
+def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundResult:
+    """A :class:`RoundResult` over the outputs of :func:`round_rows` (rows reshaped to ``lead``
+    when it is not one batch axis)."""
+    if lead is not None and len(lead) != 1:
+        k = modes.shape[-1]
+        ints, reals = ints[:3].reshape((3,) + lead + (k,)), reals[:2].reshape((2,) + lead + (k,))
+        rejected, modes = rejected.reshape(lead + (k,)), modes.reshape(lead + (k,))
+        per_round = per_round.reshape((6,) + lead)
+    res = object.__new__(RoundResult)  # frozen-dataclass construction without its per-field cost
+    res.__dict__.update(tokens=ints[0], accepted=ints[2], rejected=rejected, modes=modes, dl_power=reals[0],
+                        ul_delay=reals[1], t_draft=per_round[0], t_verify=per_round[1], t_com=per_round[2],
+                        latency=per_round[3], goodput=per_round[4], info=None, served=ints[1],
+                        total_tokens=per_round[5])
+    return res
+
+
+def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:
+    """Output buffers of :func:`round_rows` for n rounds of K devices (``extra`` more [N, K]
+    rows in the int and float blocks, for a caller's own outputs)."""
+    return (np.empty((3 + extra, n, k), np.int64), np.empty((2 + extra, n, k)), np.empty((n, k), np.bool_),
+            np.empty((n, k), np.int8), np.empty((6, n)))
+
+
+@functools.lru_cache(maxsize=256)
+def kernel_params(cfg: SystemConfig, policy: str) -> np.ndarray:
+    """The config's numbers as the compiled round kernel takes them: N0 (UL, DL), bandwidth,
+    payload bits, reactive policy code, then the verification fit (see :func:`round_rows`)."""
+    if policy not in reactive.POLICIES:
+        raise ValueError(f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'")
+    t0, t1, t2, t3, drafting = latency.verify_args(cfg)
+    return np.array([cfg.n0_server_w_hz, cfg.n0_device_w_hz, cfg.bandwidth_hz, cfg.payload_bits,
+                     reactive.POLICIES.index(policy), t0, t1, t2, t3, float(drafting)])
+
+
+_NO_CAP = np.zeros((0, 0), np.int64)
 
 
 def in_batch(gamma: np.ndarray, cfg: SystemConfig):
@@ -113,11 +188,6 @@ def in_batch(gamma: np.ndarray, cfg: SystemConfig):
     (``verify_batch="all"``: a device with γ_k = 0 still gets the target model's next token) or
     only the drafting ones (``"drafting"``: a device with γ_k = 0 is not verified and gets nothing)."""
     return True if cfg.verify_batch == "all" else np.asarray(gamma) > 0
-
-
-def round_tokens(accepted: np.ndarray, gamma: np.ndarray, cfg: SystemConfig) -> np.ndarray:
-    """Output tokens N_k = A_k + 1 of the devices in the batch, 0 for the others."""
-    return (accepted + 1) * in_batch(gamma, cfg)
 
 
 def saa_objective(

@@ -9,32 +9,70 @@ padded to the longest draft plus the bonus position) default to 0.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from .config import SystemConfig
 
 
+@njit(cache=True, error_model="numpy")
+def _latency_rows(gamma, t_draft, t0, t1, t2, t3, drafting_only, t_d, t_v):
+    """Drafting max_k γ_k T_k^dft and verification T0 + T1·K_b + T2·Σγ + T3·K_b·(max γ + 1) of
+    each row (compiled; a t_draft of one row is shared by every row)."""
+    n, k = gamma.shape
+    for r in range(n):
+        td = t_draft[r if t_draft.shape[0] > 1 else 0]
+        worst = -math.inf
+        total, top, batch = 0, 0, 0
+        for i in range(k):
+            g = gamma[r, i]
+            worst = max(worst, g * td[i])
+            total += g
+            top = max(top, g)
+            batch += 1 if (g != 0 or not drafting_only) else 0
+        t = t0 + t1 * batch
+        if t2 != 0.0:
+            t = t + t2 * total
+        if t3 != 0.0:
+            t = t + t3 * batch * (top + 1)
+        t_d[r] = worst
+        t_v[r] = t
+
+
+def verify_args(cfg: SystemConfig | None) -> tuple:
+    """The verification fit's terms as the compiled kernels take them (None: all 0)."""
+    if cfg is None:
+        return (0.0, 0.0, 0.0, 0.0, False)
+    return (cfg.t_verify_base_s, cfg.t_verify_per_device_s, cfg.t_verify_per_token_s,
+            cfg.t_verify_per_padded_token_s, cfg.verify_batch == "drafting")
+
+
+def _latencies(gamma, t_draft, cfg: SystemConfig | None) -> tuple[np.ndarray, np.ndarray]:
+    gamma = np.asarray(gamma)
+    lead, k = gamma.shape[:-1], gamma.shape[-1]
+    g = np.ascontiguousarray(gamma.reshape(-1, k), dtype=np.int64)
+    td = np.asarray(t_draft, dtype=float)
+    td = np.ascontiguousarray(td.reshape(1, k) if td.ndim <= 1 else np.broadcast_to(td, lead + (k,)).reshape(-1, k))
+    t_d, t_v = np.empty(len(g)), np.empty(len(g))
+    _latency_rows(g, td, *verify_args(cfg), t_d, t_v)
+    return t_d.reshape(lead), t_v.reshape(lead)
+
+
 def draft_latency(gamma: np.ndarray, t_draft: np.ndarray) -> np.ndarray:
     """max_k γ_k · T_k^dft: the server waits for the slowest device (last axis = devices)."""
-    return np.max(gamma * t_draft, axis=-1)
+    return _latencies(gamma, t_draft, None)[0]
 
 
 def verify_latency(gamma: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """T_ver = T0 + T1·K_batch + T2·Σγ + T3·K_batch·(max γ + 1) (SPEC §4 [R], pluggable through
     the config)."""
     gamma = np.asarray(gamma)
-    if cfg.verify_batch == "all":
-        batch = np.full(gamma.shape[:-1], gamma.shape[-1], dtype=float)
-    else:
-        batch = np.count_nonzero(gamma, axis=-1).astype(float)
-    t = cfg.t_verify_base_s + cfg.t_verify_per_device_s * batch
-    if cfg.t_verify_per_token_s:
-        t = t + cfg.t_verify_per_token_s * gamma.sum(axis=-1)
-    if cfg.t_verify_per_padded_token_s:
-        t = t + cfg.t_verify_per_padded_token_s * batch * (gamma.max(axis=-1) + 1)
-    return t
+    return _latencies(gamma, np.zeros(gamma.shape[-1]), cfg)[1]
 
 
 def compute_latency(gamma: np.ndarray, t_draft: np.ndarray, cfg: SystemConfig) -> np.ndarray:
-    """T_cmp(γ) = drafting + verification."""
-    return draft_latency(gamma, t_draft) + verify_latency(gamma, cfg)
+    """T_cmp(γ) = drafting + verification (one compiled pass)."""
+    t_d, t_v = _latencies(gamma, t_draft, cfg)
+    return t_d + t_v
