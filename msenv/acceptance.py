@@ -187,10 +187,28 @@ def filter_step(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, 
     return out
 
 
+@njit(cache=True, error_model="numpy")
+def _moment_rows(belief, alpha_cells, out):
+    n, g, _ = belief.shape
+    for d in range(n):
+        mean = second = hard = 0.0
+        for j in range(g):
+            for h in range(2):
+                p = belief[d, j, h]
+                a = alpha_cells[j, h]
+                mean += p * a
+                second += p * (a * a)
+            hard += belief[d, j, 1]
+        out[0, d] = mean
+        out[1, d] = math.sqrt(max(second - mean * mean, 0.0))
+        out[2, d] = hard
+
+
 def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Predictive mean and standard deviation of the coming round's α, and P(hard), from the
-    belief [..., n, 2]."""
-    mean = np.einsum("...ij,ij->...", belief, alpha_cells)
-    second = np.einsum("...ij,ij->...", belief, alpha_cells * alpha_cells)
-    sd = np.sqrt(np.maximum(second - mean * mean, 0.0))
-    return mean, sd, belief[..., 1].sum(axis=-1)
+    belief [..., n, 2] (one compiled pass)."""
+    lead, g = belief.shape[:-2], belief.shape[-2]
+    out = np.empty((3, math.prod(lead)))
+    _moment_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), alpha_cells, out)
+    out = out.reshape((3,) + lead)
+    return out[0], out[1], out[2]

@@ -5,6 +5,7 @@ All functions are pure numpy and broadcast over any leading batch axes.
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -97,20 +98,24 @@ def jakes_correlation(doppler, dt) -> np.ndarray:
     return j0(2.0 * np.pi * doppler * dt)
 
 
-def complex_gain_from_uniform(u_mag: np.ndarray, u_phase: np.ndarray) -> np.ndarray:
-    """h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
-    :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent."""
-    r = np.sqrt(-np.log1p(-u_mag))
-    return r * np.exp(2j * np.pi * u_phase)
+def _complex_gain(u_mag, u_phase):
+    return math.sqrt(-math.log1p(-u_mag)) * cmath.exp(2j * math.pi * u_phase)
 
 
-def evolve_gain(h: np.ndarray, rho: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Gauss–Markov step h' = ρ·h + √(1 − ρ²)·w, w ~ CN(0, 1): keeps h' ~ CN(0, 1) and
-    corr(h, h') = ρ, corr(|h|², |h'|²) = ρ²."""
-    return rho * h + np.sqrt(np.maximum(1.0 - rho * rho, 0.0)) * w
+def _evolve(h, rho, w):
+    return rho * h + math.sqrt(max(1.0 - rho * rho, 0.0)) * w
 
 
-def power_gain(h: np.ndarray, beta: np.ndarray) -> np.ndarray:
-    """g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading)."""
+def _power_gain(h, beta):
     re, im = h.real, h.imag
-    return beta * np.maximum(re * re + im * im, MIN_FADING)
+    return beta * max(re * re + im * im, MIN_FADING)
+
+
+#: h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
+#: :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent (a numpy ufunc)
+complex_gain_from_uniform = vectorize(["c16(f8, f8)"], cache=True)(_complex_gain)
+#: Gauss–Markov step h' = ρ·h + √(1 − ρ²)·w, w ~ CN(0, 1): keeps h' ~ CN(0, 1) and corr(h, h') = ρ,
+#: corr(|h|², |h'|²) = ρ² (a numpy ufunc of (h, ρ, w))
+evolve_gain = vectorize(["c16(c16, f8, c16)"], cache=True)(_evolve)
+#: g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading; a numpy ufunc of (h, β))
+power_gain = vectorize(["f8(c16, f8)"], cache=True)(_power_gain)
