@@ -215,3 +215,14 @@ def test_extreme_but_valid_inputs_are_finite():
     sol = kernel(rej, g, g, 1e-6, 1e-6)  # −30 dBm both ways, deep fades
     assert np.all(np.isfinite(sol.t_com)) and np.all(sol.t_com > 0)
     assert np.all(np.isfinite(sol.dl_power))
+
+
+def test_compiled_sum_follows_numpy_float_order():
+    """The compiled kernels sum in numpy's pairwise order, so DL powers and filter
+    normalisations equal numpy's np.sum bit for bit (lengths across every branch)."""
+    from msenv._numeric import pairwise_sum
+
+    rng = np.random.default_rng(0)
+    for n in list(range(1, 40)) + [127, 128, 129, 255, 256, 300, 1000]:
+        x = rng.standard_normal(n) * 10.0 ** rng.uniform(-12, 12, n)
+        assert pairwise_sum(x) == np.sum(x), n
