@@ -1,7 +1,8 @@
 """Core benchmarks (issue: msenv core). Prints figures; run ``python -m benchmarks.core``.
 
-1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1, same run; the SPEC §11 id
-   ``msenv/MultiSpin-Dynamic-v0`` vs the paper id, same run;
+1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1: runs of each alternate (median
+   and range of the per-run ratio); the SPEC §11 id ``msenv/MultiSpin-Dynamic-v0`` vs the paper id
+   the same way;
 2. batched round kernel (``evaluate_round``), device-rounds per second on one core; the batched
    step with dynamics (``functional.step_state`` on the Dynamic id's config, all of §11 on), with
    its chain filter and with the Beta belief instead;
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -26,18 +28,32 @@ from msenv.goodput import communication_time, evaluate_round  # noqa: E402
 from ._timing import best_of, row  # noqa: E402
 
 
-def env_steps(env_id: str, n: int, action_fn) -> float:
+def env_stepper(env_id: str, n: int, action_fn):
+    """A function that plays ``n`` steps of ``env_id`` (through ``gymnasium.make``) and returns
+    the wall time per step (s)."""
     env = gym.make(env_id)
     env.reset(seed=0)
     actions = [action_fn(env, i) for i in range(n)]
 
-    def run():
+    def run() -> float:
+        t0 = time.perf_counter()
         for a in actions:
             _, _, term, trunc, _ = env.step(a)
             if term or trunc:
                 env.reset()
+        return (time.perf_counter() - t0) / n
 
-    return best_of(run, repeat=3) / n
+    run()  # warm-up (compiled kernels, caches)
+    return run
+
+
+def interleaved(a, b, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-step times of two steppers measured alternately ``rounds`` times (so both see the same
+    machine state; this machine's speed drifts by ±50% within a minute)."""
+    ta, tb = np.empty(rounds), np.empty(rounds)
+    for i in range(rounds):
+        ta[i], tb[i] = a(), b()
+    return ta, tb
 
 
 def random_batch(n: int, k: int, seed: int = 0):
@@ -54,22 +70,28 @@ def random_batch(n: int, k: int, seed: int = 0):
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--steps", type=int, default=20_000)
+    ap.add_argument("--steps", type=int, default=5_000, help="env steps per timed run")
+    ap.add_argument("--rounds", type=int, default=10, help="interleaved timed runs (msenv, CartPole-v1)")
     ap.add_argument("--batch", type=int, default=50_000)
     args = ap.parse_args(argv)
     cfg = SystemConfig()
     out = {}
     print("== msenv core benchmarks ==")
-    t_ms = env_steps("msenv/MultiSpin-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
-    t_cp = env_steps("CartPole-v1", args.steps, lambda env, i: i % 2)
-    out.update(step_us=t_ms * 1e6, cartpole_us=t_cp * 1e6, step_ratio=t_ms / t_cp)
-    row("env step, msenv/MultiSpin-v0 (K=20), gymnasium.make", f"{t_ms * 1e6:.1f} us")
-    row("env step, CartPole-v1, gymnasium.make", f"{t_cp * 1e6:.1f} us")
-    row("ratio msenv / CartPole", f"{t_ms / t_cp:.1f} x", "(target <= 3x)")
-    t_dyn = env_steps("msenv/MultiSpin-Dynamic-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
-    out.update(dynamic_step_us=t_dyn * 1e6, dynamic_ratio=t_dyn / t_ms)
-    row("env step, msenv/MultiSpin-Dynamic-v0 (K=20)", f"{t_dyn * 1e6:.1f} us")
-    row("ratio Dynamic / paper id", f"{t_dyn / t_ms:.2f} x", "(target <= 1.5x)")
+    paper = env_stepper("msenv/MultiSpin-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
+    cartpole = env_stepper("CartPole-v1", args.steps, lambda env, i: i % 2)
+    t_ms, t_cp = interleaved(paper, cartpole, args.rounds)
+    ratio = t_ms / t_cp
+    out.update(step_us=np.median(t_ms) * 1e6, cartpole_us=np.median(t_cp) * 1e6, step_ratio=float(np.median(ratio)))
+    row("env step, msenv/MultiSpin-v0 (K=20), gymnasium.make", f"{np.median(t_ms) * 1e6:.1f} us", "(median)")
+    row("env step, CartPole-v1, gymnasium.make", f"{np.median(t_cp) * 1e6:.1f} us", "(median)")
+    row(f"ratio msenv / CartPole, {args.rounds} interleaved runs", f"{np.median(ratio):.2f} x",
+        f"(median; range {ratio.min():.2f}-{ratio.max():.2f}; target <= 3x)")
+    dynamic = env_stepper("msenv/MultiSpin-Dynamic-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
+    t_dyn, t_ms = interleaved(dynamic, paper, max(args.rounds // 2, 1))
+    ratio = t_dyn / t_ms
+    out.update(dynamic_step_us=np.median(t_dyn) * 1e6, dynamic_ratio=float(np.median(ratio)))
+    row("env step, msenv/MultiSpin-Dynamic-v0 (K=20)", f"{np.median(t_dyn) * 1e6:.1f} us", "(median)")
+    row("ratio Dynamic / paper id", f"{np.median(ratio):.2f} x", "(median; target <= 1.5x)")
 
     gamma, f, t_draft, g_ul, g_dl = random_batch(args.batch, 20)
     t = best_of(lambda: evaluate_round(gamma, f, t_draft, g_ul, g_dl, cfg), repeat=5)

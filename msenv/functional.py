@@ -114,13 +114,15 @@ class State:
     #: hidden α, belief "grid": joint probabilities of (request α bin, easy/hard) for the coming
     #: round [B, K, alpha_grid_size, 2] — the forward filter of the chain
     belief: np.ndarray | None = None
+    #: the observation of this state when the step kernel already wrote it (paper scenario), else None
+    obs: np.ndarray | None = None
 
     def where(self, mask: np.ndarray, other: State) -> State:
         """Rows of ``other`` where ``mask`` [B] is true, else rows of self."""
         out = {}
         for f in dataclasses.fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
-            if a is None:
+            if a is None or b is None:
                 out[f.name] = None
                 continue
             m = mask.reshape(mask.shape + (1,) * (a.ndim - 1))
@@ -364,11 +366,12 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
 
 
 @njit(cache=True, error_model="numpy")
-def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, ints, reals, rejected, modes,
-                per_round):
+def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, static_obs, ints, reals, rejected,
+                modes, per_round, obs):
     """The paper scenario's round over rows (compiled): verification outcomes from the step's
-    uniforms, the round kernel, and the next round's fading (SPEC §3–§6, §8). ``params`` =
-    :func:`_paper_params`; ``ints[3]`` receives F, ``reals[2:4]`` the next round's gains."""
+    uniforms, the round kernel, the next round's fading and its observation (SPEC §3–§6, §8).
+    ``params`` = :func:`_paper_params`; ``ints[3]`` receives F, ``reals[2:4]`` the next round's
+    gains, ``obs`` the next observation (``static_obs`` with its gain slots)."""
     n, k = gamma.shape
     cap, redraw, independent, random_policy = int(params[10]), params[11] != 0, params[12] != 0, params[13] != 0
     first_rej, g_ul_next, g_dl_next = ints[3], reals[2], reals[3]
@@ -387,12 +390,15 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, 
                 g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, 2 * k + i])
             else:
                 g_ul_next[r, i] = g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, k + i])
+    obs[:] = static_obs
+    _gain_slots(obs, g_ul_next, g_dl_next, int(params[14]), params[15] != 0)
 
 
 @functools.lru_cache(maxsize=64)
 def _paper_params(cfg: SystemConfig) -> np.ndarray:
     """:func:`~msenv.goodput.kernel_params`, then γ_max + 1 and the fading / policy flags."""
-    flags = [cfg.gamma_max + 1, cfg.fading_redraw == "round", cfg.fading == "independent", cfg.mode_policy == "random"]
+    flags = [cfg.gamma_max + 1, cfg.fading_redraw == "round", cfg.fading == "independent", cfg.mode_policy == "random",
+             device_features(cfg), cfg.csi == "statistical"]
     return np.concatenate([kernel_params(cfg, cfg.mode_policy), np.array(flags, dtype=float)])
 
 
@@ -402,10 +408,12 @@ def _step_paper(u, state, gamma, cfg):
     s = state
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, _paper_params(cfg), *outs)
+    obs = np.empty_like(s.static_obs)
+    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, _paper_params(cfg),
+                s.static_obs, *outs, obs)
     new = object.__new__(State)  # frozen-dataclass construction without its per-field cost
     new.__dict__.update(s.__dict__)
-    new.__dict__.update(g_ul=reals[2], g_dl=reals[3], t=s.t + 1)
+    new.__dict__.update(g_ul=reals[2], g_dl=reals[3], t=s.t + 1, obs=obs)
     return new, kernel_result(ints, reals, rej, modes, per_round)
 
 
@@ -521,6 +529,8 @@ def _static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.n
 def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
     per-episode entries plus this round's entries."""
+    if state.obs is not None:
+        return state.obs
     out = state.static_obs.copy()
     nf = device_features(cfg)
     _gain_slots(out, state.g_ul, state.g_dl, nf, cfg.csi == "statistical")
