@@ -378,8 +378,9 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, 
     for r in range(n):
         for i in range(k):
             first_rej[r, i] = acceptance.first_rejection_scalar(1.0 - u[r, i], alpha[r, i], cap)
-    coins = u[:, u.shape[1] - k:] if random_policy else u[:1, :1]
-    round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, first_rej[:1, :1], False, params,
+    # contiguous arguments: the same compiled round kernel as evaluate_round's (one compilation)
+    coins = np.ascontiguousarray(u[:, u.shape[1] - k:]) if random_policy else np.zeros((1, 1))
+    round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, np.zeros((0, 0), np.int64), False, params,
                ints, reals, rejected, modes, per_round)
     for r in range(n):
         for i in range(k):
