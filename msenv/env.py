@@ -71,7 +71,12 @@ class RoundMetrics(gym.Wrapper):
 
 
 def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
-    """The ``info`` dict of row ``i`` of a batched round result."""
+    """The ``info`` dict of row ``i`` of a batched round result; ``ep_tokens``/``ep_time`` are
+    the episode's totals *before* this round (the dict holds them after it)."""
+    t_draft, t_verify, t_com, latency, goodput = (float(res.t_draft[i]), float(res.t_verify[i]), float(res.t_com[i]),
+                                                  float(res.latency[i]), float(res.goodput[i]))
+    ep_tokens += float(res.total_tokens[i]) if res.total_tokens is not None else float(res.tokens[i].sum())
+    ep_time += latency
     out = {
         "tokens": res.tokens[i],
         "accepted": res.accepted[i],
@@ -79,11 +84,11 @@ def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> di
         "modes": res.modes[i],
         "dl_power": res.dl_power[i],
         "ul_delay": res.ul_delay[i],
-        "t_draft": float(res.t_draft[i]),
-        "t_verify": float(res.t_verify[i]),
-        "t_com": float(res.t_com[i]),
-        "latency": float(res.latency[i]),
-        "goodput": float(res.goodput[i]),
+        "t_draft": t_draft,
+        "t_verify": t_verify,
+        "t_com": t_com,
+        "latency": latency,
+        "goodput": goodput,
         "episode_tokens": ep_tokens,
         "episode_time": ep_time,
         "episode_throughput": ep_tokens / ep_time,
@@ -127,6 +132,7 @@ class MultiSpinEnv(gym.Env):
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(F.obs_size(cfg),), dtype=np.float32)
         self._n_reset = F.reset_draws(cfg)
         self._n_step = F.step_draws(cfg)
+        self._u_step = np.empty((1, self._n_step))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -146,11 +152,10 @@ class MultiSpinEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         cfg = self.config
         gamma = F.validate_action(action, cfg)
-        u = self.np_random.random((1, self._n_step))
+        u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
         self._state, res = F.step_state(u, self._state, gamma[None], cfg)
-        self._ep_tokens += float(res.total_tokens[0])
-        self._ep_time += float(res.latency[0])
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
+        self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
         truncated = bool(self._state.t[0] >= cfg.episode_length)
