@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import njit
 
-from ._numeric import pairwise_sum
+from ._numeric import pairwise_sum, ufunc
 
 
 def _first_rejection(u, alpha, cap):
@@ -32,7 +32,7 @@ def _first_rejection(u, alpha, cap):
 
 #: F = min(⌊ln u / ln α⌋ + 1, cap) of one device, compiled (called by the compiled step kernel)
 first_rejection_scalar = njit(cache=True, error_model="numpy")(_first_rejection)
-_first_rejection_ufunc = vectorize(["i8(f8, f8, i8)"], cache=True)(first_rejection_scalar)
+_first_rejection_ufunc = ufunc(["i8(f8, f8, i8)"], first_rejection_scalar)
 
 
 def first_rejection_from_uniform(u: np.ndarray, alpha: np.ndarray, cap: int) -> np.ndarray:

@@ -9,8 +9,9 @@ import cmath
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import njit
 
+from ._numeric import ufunc
 from .config import SystemConfig
 
 _LN2 = math.log(2.0)
@@ -37,7 +38,7 @@ def _exp1_from_uniform(u):
 
 #: |h|² ~ Exp(1) from a uniform u ∈ [0, 1) by inverse CDF, floored at MIN_FADING — compiled scalar
 exp1_scalar = njit(cache=True)(_exp1_from_uniform)
-_exp1_ufunc = vectorize(["f8(f8)"], cache=True)(_exp1_from_uniform)
+_exp1_ufunc = ufunc(["f8(f8)"], _exp1_from_uniform)
 
 
 def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -68,9 +69,9 @@ rate_scalar = njit(cache=True)(_rate_from_snr)
 delay_scalar = njit(cache=True)(_transmission_delay)
 
 #: r = b·log2(1 + snr) bits/s (log1p keeps tiny SNRs exact); a numpy ufunc (broadcasts)
-rate_from_snr = vectorize(["f8(f8, f8)"], cache=True)(_rate_from_snr)
+rate_from_snr = ufunc(["f8(f8, f8)"], _rate_from_snr)
 #: delay of ``bits`` at ``rate`` (inf when the rate is 0); a numpy ufunc
-transmission_delay = vectorize(["f8(f8, f8)"], cache=True)(_transmission_delay)
+transmission_delay = ufunc(["f8(f8, f8)"], _transmission_delay)
 
 
 def shannon_rate(power_w, gain, n0_w_hz: float, bandwidth_hz) -> np.ndarray:
@@ -113,9 +114,9 @@ def _power_gain(h, beta):
 
 #: h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
 #: :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent (a numpy ufunc)
-complex_gain_from_uniform = vectorize(["c16(f8, f8)"], cache=True)(_complex_gain)
+complex_gain_from_uniform = ufunc(["c16(f8, f8)"], _complex_gain)
 #: Gauss–Markov step h' = ρ·h + √(1 − ρ²)·w, w ~ CN(0, 1): keeps h' ~ CN(0, 1) and corr(h, h') = ρ,
 #: corr(|h|², |h'|²) = ρ² (a numpy ufunc of (h, ρ, w))
-evolve_gain = vectorize(["c16(c16, f8, c16)"], cache=True)(_evolve)
+evolve_gain = ufunc(["c16(c16, f8, c16)"], _evolve)
 #: g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading; a numpy ufunc of (h, β))
-power_gain = vectorize(["f8(c16, f8)"], cache=True)(_power_gain)
+power_gain = ufunc(["f8(c16, f8)"], _power_gain)

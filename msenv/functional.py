@@ -63,9 +63,10 @@ from dataclasses import dataclass
 import math
 
 import numpy as np
-from numba import njit, vectorize
+from numba import njit
 
 from . import acceptance, channel, latency
+from ._numeric import ufunc
 from .config import SystemConfig
 from .goodput import RoundResult, evaluate_round, kernel_outputs, kernel_params, kernel_result, round_rows
 
@@ -493,7 +494,7 @@ def _squash(g):
 
 #: a gain's observation entry tanh((g [dB] + 115) / 15): compiled scalar and numpy ufunc, one source
 squash_scalar = njit(cache=True)(_squash)
-_squash_db = vectorize(["f8(f8)"], cache=True)(_squash)
+_squash_db = ufunc(["f8(f8)"], _squash)
 
 
 @njit(cache=True)
