@@ -49,14 +49,22 @@ def sample_first_rejection(rng: np.random.Generator, alpha: np.ndarray, cap: int
     return first_rejection_from_uniform(u, alpha, cap)
 
 
-def accepted_tokens(first_rejection: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """A_k = min(F_k − 1, γ_k)."""
-    return np.minimum(first_rejection - 1, gamma)
+def _accepted(first_rejection, gamma):
+    return min(first_rejection - 1, gamma)
 
 
-def rejected(first_rejection: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """Device k needs a correction iff F_k ≤ γ_k (never when γ_k = 0)."""
+def _rejected(first_rejection, gamma):
     return first_rejection <= gamma
+
+
+#: A_k = min(F_k − 1, γ_k) and "a correction iff F_k ≤ γ_k" of one device, compiled (the round
+#: kernel's); the array forms below are numpy ufuncs of the same source
+accepted_scalar = njit(cache=True)(_accepted)
+rejected_scalar = njit(cache=True)(_rejected)
+#: A_k = min(F_k − 1, γ_k) (a numpy ufunc: broadcasts; int64)
+accepted_tokens = ufunc(["i8(i8, i8)"], _accepted)
+#: device k needs a correction iff F_k ≤ γ_k, never when γ_k = 0 (a numpy ufunc: broadcasts)
+rejected = ufunc(["b1(i8, i8)"], _rejected)
 
 
 def rejection_probability(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:

@@ -87,9 +87,9 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
         for i in range(k):
             g = gamma[r, i]
             f = first_rej[r if first_rej.shape[0] > 1 else 0, i]
-            a = min(f - 1, g)  # A_k = min(F_k − 1, γ_k)
+            a = acceptance.accepted_scalar(f, g)
             accepted[r, i] = a
-            rejected[r, i] = f <= g  # a correction iff F_k ≤ γ_k
+            rejected[r, i] = acceptance.rejected_scalar(f, g)
             served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
     reactive._solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[0], params[1], params[2], params[3],
                          int(params[4]), False, True, modes, reals[0], reals[1], per_round[2])
