@@ -111,10 +111,16 @@ def geometric_from_uniform(u: np.ndarray, mean: np.ndarray) -> np.ndarray:
     return np.where(p >= 1.0, 1, np.minimum(n, 2**62)).astype(np.int64)
 
 
-def markov_alpha(alpha: np.ndarray, hard: np.ndarray, delta: float) -> np.ndarray:
-    """α_easy/hard = α ± δ·min(α, 1 − α): both stay in (0, 1] and average to α (SPEC §11)."""
-    step = delta * np.minimum(alpha, 1.0 - alpha)
-    return np.where(hard, alpha - step, alpha + step)
+def _markov_alpha(alpha, hard, delta):
+    step = delta * min(alpha, 1.0 - alpha)
+    return alpha - step if hard else alpha + step
+
+
+#: α_easy/hard = α ± δ·min(α, 1 − α) of one device, compiled (the dynamic step kernel's)
+markov_alpha_scalar = njit(cache=True)(_markov_alpha)
+#: α_easy/hard = α ± δ·min(α, 1 − α): both stay in (0, 1] and average to α (SPEC §11); a numpy ufunc
+#: of (α, hard, δ)
+markov_alpha = ufunc(["f8(f8, b1, f8)"], _markov_alpha)
 
 
 def posterior_update(a: np.ndarray, b: np.ndarray, accepted: np.ndarray, rejected: np.ndarray

@@ -112,6 +112,10 @@ def _power_gain(h, beta):
     return beta * max(re * re + im * im, MIN_FADING)
 
 
+#: compiled scalar forms (the dynamic step kernel's)
+complex_gain_scalar = njit(cache=True)(_complex_gain)
+evolve_scalar = njit(cache=True)(_evolve)
+power_gain_scalar = njit(cache=True)(_power_gain)
 #: h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
 #: :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent (a numpy ufunc)
 complex_gain_from_uniform = ufunc(["c16(f8, f8)"], _complex_gain)

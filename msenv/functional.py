@@ -419,42 +419,150 @@ def _step_paper(u, state, gamma, cfg):
     return new, kernel_result(ints, reals, rej, modes, per_round)
 
 
-def _step_dynamic(u, state, gamma, cfg):
+@njit(cache=True, error_model="numpy")
+def _dynamic_round_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, rho, remaining, gamma, params,
+                        dyn, ints, reals, rejected, modes, per_round, flt, h_corr):
+    """A SPEC §11 round over rows (compiled), part 1: outcomes; with the Gauss–Markov channel the
+    correction-time gains h(t0 + T_cmp(γ)) = ρh + √(1 − ρ²)w (``rho`` [B, K] at the elapsed T_cmp);
+    the round kernel, tokens capped at the request's end. ``lay`` = step-draw offsets (outcome,
+    w_com, w_next, coins, switch, fading); ``dyn`` = :func:`_dynamic_params`' flags. Writes
+    ``ints[3]`` = F, ``flt[0:2]`` = the correction-time gains, ``h_corr``."""
+    n, k = gamma.shape
+    links = h.shape[1]
+    gm, random_policy, capped = dyn[0] != 0, dyn[3] != 0, dyn[9] != 0
+    cap = int(params[10])
+    first_rej, gc_ul, gc_dl = ints[3], flt[0], flt[1]
+    for r in range(n):
+        for i in range(k):
+            first_rej[r, i] = acceptance.first_rejection_scalar(1.0 - u[r, lay[0] + i], alpha[r, i], cap)
+            if gm:
+                for li in range(links):
+                    h_corr[r, li, i] = channel.evolve_scalar(h[r, li, i], rho[r, i], w[r, li, i])
+                gc_ul[r, i] = channel.power_gain_scalar(h_corr[r, 0, i], beta[r, i])
+                gc_dl[r, i] = channel.power_gain_scalar(h_corr[r, links - 1, i], beta[r, i])
+            else:
+                gc_ul[r, i], gc_dl[r, i] = g_ul[r, i], g_dl[r, i]
+    coins = np.ascontiguousarray(u[:, lay[3]:lay[3] + k]) if random_policy else np.zeros((1, 1))
+    caps = remaining if capped else np.zeros((0, 0), np.int64)
+    round_rows(gamma, first_rej, t_draft, gc_ul, gc_dl, p_ul, p_dl, coins, caps, capped, params,
+               ints, reals, rejected, modes, per_round)
+
+
+@njit(cache=True, error_model="numpy")
+def _dynamic_next_rows(u, lay, alpha, alpha_req, beta, g_ul, g_dl, h_corr, rho, remaining, hard, post_a, post_b,
+                       belief, dyn, cells, powers, ints, rejected, flt, flags, h_next, w_next, belief_next):
+    """Part 2 (compiled): the next decision's gains h(t0 + T) = ρh_corr + √(1 − ρ²)w (``rho`` at the
+    elapsed T_com) and the innovations drawn ahead; the belief's update (Beta posterior or the chain
+    filter); the requests' progress and the easy/hard chain (requests that end are renewed by the
+    caller). Writes ``ints[4]`` = tokens left, ``flt[2:7]`` = next g_ul, g_dl, post a, post b, next α,
+    ``flags`` = (request done, hard)."""
+    n, k = ints.shape[1], ints.shape[2]
+    links = h_corr.shape[1]
+    gm, redraw, independent = dyn[0] != 0, dyn[1] != 0, dyn[2] != 0
+    belief_mode, alpha_mode = int(dyn[4]), int(dyn[5])
+    served, accepted, left = ints[1], ints[2], ints[4]
+    gn_ul, gn_dl, pa, pb, alpha_next = flt[2], flt[3], flt[4], flt[5], flt[6]
+    done, hard_next = flags[0], flags[1]
+    m = k * links
+    for r in range(n):
+        for i in range(k):
+            if gm:
+                for li in range(links):
+                    j = li * k + i
+                    wc = channel.complex_gain_scalar(u[r, lay[1] + j], u[r, lay[1] + m + j])
+                    h_next[r, li, i] = channel.evolve_scalar(h_corr[r, li, i], rho[r, i], wc)
+                    w_next[r, li, i] = channel.complex_gain_scalar(u[r, lay[2] + j], u[r, lay[2] + m + j])
+                gn_ul[r, i] = channel.power_gain_scalar(h_next[r, 0, i], beta[r, i])
+                gn_dl[r, i] = channel.power_gain_scalar(h_next[r, links - 1, i], beta[r, i])
+            elif redraw:
+                gn_ul[r, i] = beta[r, i] * channel.exp1_scalar(u[r, lay[5] + i])
+                gn_dl[r, i] = beta[r, i] * channel.exp1_scalar(u[r, lay[5] + k + i]) if independent else gn_ul[r, i]
+            else:
+                gn_ul[r, i], gn_dl[r, i] = g_ul[r, i], g_dl[r, i]
+            if belief_mode == 1:  # Beta posterior: a += accepted, b += rejected
+                pa[r, i] = post_a[r, i] + accepted[r, i]
+                pb[r, i] = post_b[r, i] + rejected[r, i]
+            if alpha_mode > 0:
+                left[r, i] = remaining[r, i] - served[r, i]  # tokens generated, counted or not
+                done[r, i] = left[r, i] <= 0
+            else:
+                done[r, i] = False
+            if alpha_mode == 2:  # the chain; a new request starts from its stationary law
+                u_sw = u[r, lay[4] + i]
+                hard_next[r, i] = (u_sw < 0.5) if done[r, i] else (hard[r, i] != (u_sw >= dyn[6]))
+                alpha_next[r, i] = acceptance.markov_alpha_scalar(alpha_req[r, i], hard_next[r, i], dyn[7])
+            elif alpha_mode == 1:
+                alpha_next[r, i] = alpha_req[r, i]
+            else:
+                alpha_next[r, i] = alpha[r, i]
+    if belief_mode == 2:
+        g = belief.shape[2]
+        acceptance._filter_rows(belief.reshape(n * k, g, 2), accepted.reshape(n * k), rejected.reshape(n * k),
+                                powers, cells, dyn[8], belief_next.reshape(n * k, g, 2))
+
+
+@functools.lru_cache(maxsize=64)
+def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(step-draw offsets, kernel params, flags) of the compiled dynamic step for ``cfg``: flags =
+    (Gauss–Markov, fading redraw, independent links, random policy, belief 0/1/2 = none/Beta/grid,
+    α dynamics 0/1/2 = fixed/request/markov, chain stay, chain δ, filter stay, request caps)."""
     lay = _layout(cfg)["step"]
+    offsets = np.array([lay[name].start if name in lay else 0
+                        for name in ("outcome", "w_com", "w_next", "coins", "switch", "fading")], dtype=np.int64)
+    params = np.concatenate([kernel_params(cfg, cfg.mode_policy), [cfg.gamma_max + 1.0]])
+    belief = {None: 0, "beta": 1, "grid": 2}[cfg.belief]
+    dyn = np.array([cfg.channel_dynamics == "gauss_markov", cfg.fading_redraw == "round", cfg.fading == "independent",
+                    cfg.mode_policy == "random", belief, ALPHA_MODES.index(cfg.alpha_dynamics), cfg.markov_stay,
+                    cfg.markov_delta, _grid(cfg)["stay"] if belief == 2 else 1.0, cfg.alpha_dynamics != "fixed"],
+                   dtype=float)
+    return offsets, params, dyn
+
+
+ALPHA_MODES = ("fixed", "request", "markov")
+_NONE_C = np.zeros((1, 1, 1), complex)
+_NONE_I = np.zeros((1, 1), np.int64)
+_NONE_B = np.zeros((1, 1), np.bool_)
+_NONE_F = np.zeros((1, 1))
+_NONE_BELIEF = np.zeros((1, 1, 1, 2))
+_NONE_CELLS = np.zeros((1, 2))
+_NONE_POWERS = np.zeros((1, 1, 2))
+
+
+def _step_dynamic(u, state, gamma, cfg):
     s = state
-    first_rej = acceptance.first_rejection_from_uniform(1.0 - u[:, lay["outcome"]], s.alpha, cfg.gamma_max + 1)
-    coins = u[:, lay["coins"]] if cfg.mode_policy == "random" else None
-    gm = cfg.channel_dynamics == "gauss_markov"
-    if gm:  # the correction uses the gains T_cmp after the decision
-        t_cmp = latency.compute_latency(gamma, s.t_draft, cfg)
-        rho = channel.jakes_correlation(s.doppler, t_cmp[:, None])[:, None]
-        hc = channel.evolve_gain(s.h, rho, s.w)
-        gc = channel.power_gain(hc, s.beta[:, None])
-        gc_ul, gc_dl = gc[:, 0], gc[:, -1]
-    else:
-        gc_ul, gc_dl = s.g_ul, s.g_dl
-    cap = s.remaining if s.remaining is not None else None
-    res = evaluate_round(gamma, first_rej, s.t_draft, gc_ul, gc_dl, cfg, p_ul_w=s.p_ul_w, p_dl_w=s.p_dl_w,
-                         coins=coins, token_cap=cap)
-    new = {}
-    if gm:  # the next decision sees the gains T_com after the correction
-        rho2 = channel.jakes_correlation(s.doppler, res.t_com[:, None])[:, None]
-        h = channel.evolve_gain(hc, rho2, _complex_links(u[:, lay["w_com"]], cfg))
-        g = channel.power_gain(h, s.beta[:, None])
-        new.update(h=h, w=_complex_links(u[:, lay["w_next"]], cfg), g_ul=g[:, 0], g_dl=g[:, -1])
-    elif cfg.fading_redraw == "round":
-        new["g_ul"], new["g_dl"] = channel.fading_from_uniform(u[:, lay["fading"]], s.beta, cfg)
-    info = {"alpha": s.alpha, "g_ul_corr": gc_ul, "g_dl_corr": gc_dl}
-    post_a, post_b, belief = s.post_a, s.post_b, s.belief
-    if cfg.belief == "beta":
-        post_a, post_b = acceptance.posterior_update(post_a, post_b, res.accepted * (gamma > 0), res.rejected)
-    elif cfg.belief == "grid":
-        grid = _grid(cfg)
-        belief = acceptance.filter_step(belief, res.accepted * (gamma > 0), res.rejected, grid["alpha"], grid["stay"],
-                                        grid["powers"])
+    n, k = gamma.shape
+    offsets, params, dyn = _dynamic_params(cfg)
+    gm, grid = cfg.channel_dynamics == "gauss_markov", cfg.belief == "grid"
+    ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
+    flt, flags = np.empty((7, n, k)), np.empty((2, n, k), np.bool_)
+    h_next = np.empty_like(s.h) if gm else _NONE_C
+    w_next = np.empty_like(s.w) if gm else _NONE_C
+    belief_next = np.empty_like(s.belief) if grid else _NONE_BELIEF
+    g = _grid(cfg) if grid else None
+    if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
+        gamma = np.ascontiguousarray(gamma, dtype=np.int64)
+    remaining = s.remaining if s.remaining is not None else _NONE_I
+    # ρ = J0(2π f_D Δt) by scipy between the two compiled parts: over T_cmp(γ), then over T_com
+    rho = channel.jakes_correlation(s.doppler, latency.compute_latency(gamma, s.t_draft, cfg)[:, None]) if gm else _NONE_F
+    h_corr = np.empty_like(s.h) if gm else _NONE_C
+    _dynamic_round_rows(u, offsets, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
+                        s.h if gm else _NONE_C, s.w if gm else _NONE_C, rho, remaining, gamma, params, dyn,
+                        ints, reals, rej, modes, per_round, flt, h_corr)
+    rho = channel.jakes_correlation(s.doppler, per_round[2][:, None]) if gm else _NONE_F
+    _dynamic_next_rows(u, offsets, s.alpha, s.alpha_req if s.alpha_req is not None else s.alpha, s.beta, s.g_ul,
+                       s.g_dl, h_corr, rho, remaining, s.hard if s.hard is not None else _NONE_B,
+                       s.post_a if s.post_a is not None else _NONE_F, s.post_b if s.post_b is not None else _NONE_F,
+                       s.belief if grid else _NONE_BELIEF, dyn, g["alpha"] if grid else _NONE_CELLS,
+                       g["powers"] if grid else _NONE_POWERS, ints, rej, flt, flags, h_next, w_next, belief_next)
+    res = kernel_result(ints, reals, rej, modes, per_round)
+    new = {"g_ul": flt[2], "g_dl": flt[3], "alpha": flt[6]}
+    if gm:
+        new.update(h=h_next, w=w_next)
+    info = {"alpha": s.alpha, "g_ul_corr": flt[0], "g_dl_corr": flt[1]}
+    post_a, post_b = (flt[4], flt[5]) if cfg.belief == "beta" else (None, None)
     if cfg.alpha_dynamics != "fixed":
-        remaining = s.remaining - res.served  # tokens generated, counted or not
-        done = remaining <= 0
+        lay = _layout(cfg)["step"]
+        done, remaining, alpha = flags[0], ints[4], flt[6]
         info["request_done"] = done
         task, alpha_req, req_index = s.task, s.alpha_req, s.req_index
         rows, devs = np.nonzero(done)
@@ -468,23 +576,19 @@ def _step_dynamic(u, state, gamma, cfg):
             t_new = _task_from_uniform(u_new[0], cfg)
             length, a_new, a0, b0 = _new_request(u_new[1], u_new[2], t_new, cfg)
             task[rows, devs], alpha_req[rows, devs], remaining[rows, devs] = t_new, a_new, length
+            alpha[rows, devs] = (acceptance.markov_alpha(a_new, flags[1][rows, devs], cfg.markov_delta)
+                                 if cfg.alpha_dynamics == "markov" else a_new)
             if cfg.belief == "beta":
-                post_a, post_b = post_a.copy(), post_b.copy()
                 post_a[rows, devs], post_b[rows, devs] = a0, b0
-            elif cfg.belief == "grid":  # a new request: its prior, the chain at its stationary law
-                belief[rows, devs] = _grid(cfg)["prior"][t_new]
+            elif grid:  # a new request: its prior, the chain at its stationary law
+                belief_next[rows, devs] = g["prior"][t_new]
         new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=req_index)
         if cfg.alpha_dynamics == "markov":
-            u_sw = u[:, lay["switch"]]
-            hard = np.where(done, u_sw < 0.5, s.hard ^ (u_sw >= cfg.markov_stay))  # a new request: stationary law
-            new["hard"] = hard
-            new["alpha"] = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
-        else:
-            new["alpha"] = alpha_req
+            new["hard"] = flags[1]
     if cfg.belief == "beta":
         new.update(post_a=post_a, post_b=post_b)
-    elif cfg.belief == "grid":
-        new["belief"] = belief
+    elif grid:
+        new["belief"] = belief_next
     return _with(s, t=s.t + 1, **new), _with(res, info=info)
 
 
