@@ -108,7 +108,7 @@ class State:
     remaining: np.ndarray | None = None  #: int tokens left in the request [B, K]
     hard: np.ndarray | None = None  #: bool easy/hard chain state [B, K] (markov)
     req_index: np.ndarray | None = None  #: int index of the device's current request [B, K]
-    req_pool: np.ndarray | None = None  #: uniforms (task, length, α) of requests 1..POOL [B, K, POOL, 3]
+    req_pool: np.ndarray | None = None  #: (task, length, α) of requests 1..POOL, drawn at reset [B, K, POOL, 3]
     # --- hidden α: Beta posterior of the request's α (belief "beta")
     post_a: np.ndarray | None = None
     post_b: np.ndarray | None = None
@@ -337,7 +337,10 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
         g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
     if cfg.alpha_dynamics != "fixed":
         length, alpha_req, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
-        pool = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
+        pool_u = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
+        pool_task = _task_from_uniform(pool_u[..., 0], cfg)
+        pool_len, pool_alpha, _, _ = _new_request(pool_u[..., 1], pool_u[..., 2], pool_task, cfg)
+        pool = np.stack([pool_task, pool_len, pool_alpha], axis=-1).astype(float)  # exact: ints < 2^53
         dyn.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
         if cfg.alpha_dynamics == "markov":
             hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
@@ -569,12 +572,15 @@ def _step_dynamic(u, state, gamma, cfg):
         if len(rows):  # new requests (rare: computed only where one ended)
             task, alpha_req, req_index = task.copy(), alpha_req.copy(), req_index + done
             nxt = req_index[rows, devs]  # from the reset pool while it lasts
-            in_pool = nxt <= REQUEST_POOL
             pooled = s.req_pool[rows, devs, np.minimum(nxt, REQUEST_POOL) - 1]
-            u_new = [np.where(in_pool, pooled[:, j], u[rows, lay[name].start + devs])
-                     for j, name in enumerate(("task", "length", "alpha"))]
-            t_new = _task_from_uniform(u_new[0], cfg)
-            length, a_new, a0, b0 = _new_request(u_new[1], u_new[2], t_new, cfg)
+            t_new, length, a_new = pooled[:, 0].astype(np.int64), pooled[:, 1].astype(np.int64), pooled[:, 2]
+            beyond = np.flatnonzero(nxt > REQUEST_POOL)
+            if len(beyond):  # past the pool: from this step's draws
+                r2, d2 = rows[beyond], devs[beyond]
+                t_new[beyond] = _task_from_uniform(u[r2, lay["task"].start + d2], cfg)
+                length[beyond], a_new[beyond], _, _ = _new_request(u[r2, lay["length"].start + d2],
+                                                                   u[r2, lay["alpha"].start + d2], t_new[beyond], cfg)
+            a0, b0 = acceptance.beta_prior(_task_alpha(t_new, cfg), cfg.alpha_concentration)
             task[rows, devs], alpha_req[rows, devs], remaining[rows, devs] = t_new, a_new, length
             alpha[rows, devs] = (acceptance.markov_alpha(a_new, flags[1][rows, devs], cfg.markov_delta)
                                  if cfg.alpha_dynamics == "markov" else a_new)
@@ -642,26 +648,42 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     _gain_slots(out, state.g_ul, state.g_dl, nf, cfg.csi == "statistical")
     if cfg.is_paper_scenario:
         return out
-    b, k = state.g_ul.shape
-    dev = out[:, : nf * k].reshape(b, k, nf)
-    j = DEVICE_FEATURES
-    if cfg.belief == "beta":
-        a, bb = state.post_a, state.post_b
-        n = a + bb
-        dev[:, :, 0] = a / n
-        dev[:, :, j] = np.minimum(2.0 * np.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
-        j += 1
-    elif cfg.belief == "grid":
-        mean, sd, p_hard = acceptance.filter_moments(state.belief, _grid(cfg)["alpha"])
-        dev[:, :, 0] = mean
-        dev[:, :, j] = np.minimum(2.0 * sd, 1.0)
-        dev[:, :, j + 1] = 2.0 * p_hard - 1.0
-        j += 2
-    else:
-        dev[:, :, 0] = state.alpha
-    if cfg.channel_dynamics == "gauss_markov":
-        dev[:, :, j] = np.tanh(state.doppler * (1.0 / DOPPLER_SCALE_HZ))
+    grid, gm = cfg.belief == "grid", cfg.channel_dynamics == "gauss_markov"
+    _belief_slots(out, nf, {None: 0, "beta": 1, "grid": 2}[cfg.belief], state.alpha,
+                  state.post_a if cfg.belief == "beta" else _NONE_F, state.post_b if cfg.belief == "beta" else _NONE_F,
+                  state.belief if grid else _NONE_BELIEF, _grid(cfg)["alpha"] if grid else _NONE_CELLS,
+                  state.doppler if gm else _NONE_F, gm)
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def _belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, gm):
+    """The SPEC §11 observation entries of every device row (compiled): slot 0 = the belief's mean
+    α (or α itself when observed), then 2·sd of the belief, 2·P(hard) − 1 (grid belief) and
+    tanh(f_D / 10 Hz) (Gauss–Markov)."""
+    b, k = alpha.shape
+    moments = np.empty((3, b * k))
+    if mode == 2:
+        acceptance._moment_rows(belief.reshape(b * k, belief.shape[2], 2), cells, moments)
+    for r in range(b):
+        for i in range(k):
+            j, col = nf * i, nf * i + DEVICE_FEATURES
+            if mode == 1:
+                a, bb = post_a[r, i], post_b[r, i]
+                n = a + bb
+                out[r, j] = a / n
+                out[r, col] = min(2.0 * math.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
+                col += 1
+            elif mode == 2:
+                d = r * k + i
+                out[r, j] = moments[0, d]
+                out[r, col] = min(2.0 * moments[1, d], 1.0)
+                out[r, col + 1] = 2.0 * moments[2, d] - 1.0
+                col += 2
+            else:
+                out[r, j] = alpha[r, i]
+            if gm:
+                out[r, col] = math.tanh(doppler[r, i] * (1.0 / DOPPLER_SCALE_HZ))
 
 
 #: what a context may know beyond the server's observations: nothing (False), everything (True),

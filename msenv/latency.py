@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from .config import SystemConfig
+from .reactive import _rows
 
 
 @njit(cache=True, error_model="numpy")
@@ -52,11 +53,9 @@ def verify_args(cfg: SystemConfig | None) -> tuple:
 def _latencies(gamma, t_draft, cfg: SystemConfig | None) -> tuple[np.ndarray, np.ndarray]:
     gamma = np.asarray(gamma)
     lead, k = gamma.shape[:-1], gamma.shape[-1]
-    g = np.ascontiguousarray(gamma.reshape(-1, k), dtype=np.int64)
-    td = np.asarray(t_draft, dtype=float)
-    td = np.ascontiguousarray(td.reshape(1, k) if td.ndim <= 1 else np.broadcast_to(td, lead + (k,)).reshape(-1, k))
+    g = _rows(gamma, lead, k, np.int64)
     t_d, t_v = np.empty(len(g)), np.empty(len(g))
-    _latency_rows(g, td, *verify_args(cfg), t_d, t_v)
+    _latency_rows(g, _rows(t_draft, lead, k), *verify_args(cfg), t_d, t_v)
     return t_d.reshape(lead), t_v.reshape(lead)
 
 
