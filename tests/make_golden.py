@@ -38,11 +38,16 @@ def record(env_id, kwargs, seed=3):
     return {key: np.asarray(v) for key, v in out.items()}
 
 
-if __name__ == "__main__":
+def write(cases: dict, filename: str) -> None:
+    """Record every case and save them to tests/data/``filename``."""
     data = {}
-    for name, (env_id, kw) in CASES.items():
+    for name, (env_id, kw) in cases.items():
         for key, v in record(env_id, kw).items():
             data[f"{name}/{key}"] = v
-    path = Path(__file__).parent / "data" / "golden_paper.npz"
+    path = Path(__file__).parent / "data" / filename
     np.savez_compressed(path, **data)
     print(f"wrote {path} ({len(data)} arrays)")
+
+
+if __name__ == "__main__":
+    write(CASES, "golden_paper.npz")

@@ -3,11 +3,7 @@ numpy implementation of the dynamic step (commit 6188e3c, before the compiled ke
 ``test_dynamics.py::test_dynamic_step_matches_the_numpy_implementation``. Re-baseline only on
 purpose, from that commit: ``PYTHONPATH=<checkout of 6188e3c> python tests/make_golden_dynamic.py``."""
 
-from pathlib import Path
-
-import numpy as np
-
-from make_golden import record
+from make_golden import record, write  # noqa: F401 (record: used by the test)
 
 _REQ = (20.0, 30.0, 25.0, 10.0)
 CASES = {
@@ -26,10 +22,4 @@ CASES = {
 }
 
 if __name__ == "__main__":
-    data = {}
-    for name, (env_id, kw) in CASES.items():
-        for key, v in record(env_id, kw).items():
-            data[f"{name}/{key}"] = v
-    path = Path(__file__).parent / "data" / "golden_dynamic.npz"
-    np.savez_compressed(path, **data)
-    print(f"wrote {path} ({len(data)} arrays)")
+    write(CASES, "golden_dynamic.npz")
