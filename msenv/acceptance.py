@@ -123,13 +123,6 @@ markov_alpha_scalar = njit(cache=True)(_markov_alpha)
 markov_alpha = ufunc(["f8(f8, b1, f8)"], _markov_alpha)
 
 
-def posterior_update(a: np.ndarray, b: np.ndarray, accepted: np.ndarray, rejected: np.ndarray
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Conjugate update of the Beta posterior of α after one round (SPEC §11): a += A accepted
-    tokens, b += 1 if the draft was rejected (geometric stopping; the bonus token says nothing)."""
-    return a + accepted, b + rejected
-
-
 # ---------------------------------------------------------------------- the chain's forward filter
 def grid_points(n: int) -> np.ndarray:
     """Midpoints of n equal bins of (0, 1): the support of the "grid" belief about a request's α."""
