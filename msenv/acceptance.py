@@ -35,6 +35,15 @@ first_rejection_scalar = njit(cache=True, error_model="numpy")(_first_rejection)
 _first_rejection_ufunc = ufunc(["i8(f8, f8, i8)"], first_rejection_scalar)
 
 
+@njit(cache=True, error_model="numpy")
+def outcome_rows(u, start, alpha, cap, first_rej):
+    """F of every device row from the uniforms ``u[:, start:start + K]`` (compiled; U = 1 − u ∈ (0, 1])."""
+    n, k = first_rej.shape
+    for r in range(n):
+        for i in range(k):
+            first_rej[r, i] = first_rejection_scalar(1.0 - u[r, start + i], alpha[r, i], cap)
+
+
 def first_rejection_from_uniform(u: np.ndarray, alpha: np.ndarray, cap: int) -> np.ndarray:
     """F = min(⌊ln u / ln α⌋ + 1, cap) for u ∈ (0, 1]; α = 1 gives F = cap (never rejected).
     A numpy ufunc (broadcasts) built from the compiled scalar formula; int32."""

@@ -38,6 +38,14 @@ def _exp1_from_uniform(u):
 
 #: |h|² ~ Exp(1) from a uniform u ∈ [0, 1) by inverse CDF, floored at MIN_FADING — compiled scalar
 exp1_scalar = njit(cache=True)(_exp1_from_uniform)
+
+
+@njit(cache=True)
+def block_fading_scalar(u_row, start, i, k, beta, independent):
+    """(g_ul, g_dl) of device i from a row of uniforms (UL draws at ``start``, DL at ``start + K``
+    when independent; one shared draw when reciprocal) — :func:`fading_from_uniform`, compiled."""
+    g_ul = beta * exp1_scalar(u_row[start + i])
+    return g_ul, (beta * exp1_scalar(u_row[start + k + i]) if independent else g_ul)
 _exp1_ufunc = ufunc(["f8(f8)"], _exp1_from_uniform)
 
 

@@ -379,9 +379,7 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, 
     n, k = gamma.shape
     cap, redraw, independent, random_policy = int(params[10]), params[11] != 0, params[12] != 0, params[13] != 0
     first_rej, g_ul_next, g_dl_next = ints[3], reals[2], reals[3]
-    for r in range(n):
-        for i in range(k):
-            first_rej[r, i] = acceptance.first_rejection_scalar(1.0 - u[r, i], alpha[r, i], cap)
+    acceptance.outcome_rows(u, 0, alpha, cap, first_rej)
     # contiguous arguments: the same compiled round kernel as evaluate_round's (one compilation)
     coins = np.ascontiguousarray(u[:, u.shape[1] - k:]) if random_policy else np.zeros((1, 1))
     round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, np.zeros((0, 0), np.int64), False, params,
@@ -390,11 +388,8 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, 
         for i in range(k):
             if not redraw:
                 g_ul_next[r, i], g_dl_next[r, i] = g_ul[r, i], g_dl[r, i]
-            elif independent:
-                g_ul_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, k + i])
-                g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, 2 * k + i])
             else:
-                g_ul_next[r, i] = g_dl_next[r, i] = beta[r, i] * channel.exp1_scalar(u[r, k + i])
+                g_ul_next[r, i], g_dl_next[r, i] = channel.block_fading_scalar(u[r], k, i, k, beta[r, i], independent)
     obs[:] = static_obs
     _gain_slots(obs, g_ul_next, g_dl_next, int(params[14]), params[15] != 0)
 
@@ -435,9 +430,9 @@ def _dynamic_round_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h,
     gm, random_policy, capped = dyn[0] != 0, dyn[3] != 0, dyn[9] != 0
     cap = int(params[10])
     first_rej, gc_ul, gc_dl = ints[3], flt[0], flt[1]
+    acceptance.outcome_rows(u, lay[0], alpha, cap, first_rej)
     for r in range(n):
         for i in range(k):
-            first_rej[r, i] = acceptance.first_rejection_scalar(1.0 - u[r, lay[0] + i], alpha[r, i], cap)
             if gm:
                 for li in range(links):
                     h_corr[r, li, i] = channel.evolve_scalar(h[r, li, i], rho[r, i], w[r, li, i])
@@ -478,8 +473,7 @@ def _dynamic_next_rows(u, lay, alpha, alpha_req, beta, g_ul, g_dl, h_corr, rho, 
                 gn_ul[r, i] = channel.power_gain_scalar(h_next[r, 0, i], beta[r, i])
                 gn_dl[r, i] = channel.power_gain_scalar(h_next[r, links - 1, i], beta[r, i])
             elif redraw:
-                gn_ul[r, i] = beta[r, i] * channel.exp1_scalar(u[r, lay[5] + i])
-                gn_dl[r, i] = beta[r, i] * channel.exp1_scalar(u[r, lay[5] + k + i]) if independent else gn_ul[r, i]
+                gn_ul[r, i], gn_dl[r, i] = channel.block_fading_scalar(u[r], lay[5], i, k, beta[r, i], independent)
             else:
                 gn_ul[r, i], gn_dl[r, i] = g_ul[r, i], g_dl[r, i]
             if belief_mode == 1:  # Beta posterior: a += accepted, b += rejected
@@ -513,7 +507,7 @@ def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray, np.ndarr
     offsets = np.array([lay[name].start if name in lay else 0
                         for name in ("outcome", "w_com", "w_next", "coins", "switch", "fading")], dtype=np.int64)
     params = np.concatenate([kernel_params(cfg, cfg.mode_policy), [cfg.gamma_max + 1.0]])
-    belief = {None: 0, "beta": 1, "grid": 2}[cfg.belief]
+    belief = BELIEF_CODES[cfg.belief]
     dyn = np.array([cfg.channel_dynamics == "gauss_markov", cfg.fading_redraw == "round", cfg.fading == "independent",
                     cfg.mode_policy == "random", belief, ALPHA_MODES.index(cfg.alpha_dynamics), cfg.markov_stay,
                     cfg.markov_delta, _grid(cfg)["stay"] if belief == 2 else 1.0, cfg.alpha_dynamics != "fixed"],
@@ -522,6 +516,8 @@ def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 ALPHA_MODES = ("fixed", "request", "markov")
+#: codes of ``cfg.belief`` in the compiled kernels: none (α observed), Beta posterior, chain filter
+BELIEF_CODES = {None: 0, "beta": 1, "grid": 2}
 _NONE_C = np.zeros((1, 1, 1), complex)
 _NONE_I = np.zeros((1, 1), np.int64)
 _NONE_B = np.zeros((1, 1), np.bool_)
@@ -649,7 +645,7 @@ def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     if cfg.is_paper_scenario:
         return out
     grid, gm = cfg.belief == "grid", cfg.channel_dynamics == "gauss_markov"
-    _belief_slots(out, nf, {None: 0, "beta": 1, "grid": 2}[cfg.belief], state.alpha,
+    _belief_slots(out, nf, BELIEF_CODES[cfg.belief], state.alpha,
                   state.post_a if cfg.belief == "beta" else _NONE_F, state.post_b if cfg.belief == "beta" else _NONE_F,
                   state.belief if grid else _NONE_BELIEF, _grid(cfg)["alpha"] if grid else _NONE_CELLS,
                   state.doppler if gm else _NONE_F, gm)
