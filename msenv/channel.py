@@ -100,11 +100,30 @@ def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     return np.asarray(speed_mps) * (carrier_hz / SPEED_OF_LIGHT)
 
 
-def jakes_correlation(doppler, dt) -> np.ndarray:
-    """Clarke/Jakes lag correlation of the complex gain, ρ = J0(2π f_D Δt) (may be negative)."""
-    from scipy.special import j0
+def _scipy_j0():
+    """SciPy's J0 (the Cephes routine behind ``scipy.special.j0``) as a function compiled kernels
+    can call: its C address from ``scipy.special.cython_special``, bound to a process symbol so that
+    numba's on-disk cache stays valid (a ctypes pointer would make the kernels uncacheable)."""
+    import llvmlite.binding
+    from numba import types
+    from numba.extending import get_cython_function_address
 
-    return j0(2.0 * np.pi * doppler * dt)
+    llvmlite.binding.add_symbol("msenv_scipy_j0", get_cython_function_address("scipy.special.cython_special", "j0"))
+    return types.ExternalFunction("msenv_scipy_j0", types.float64(types.float64))
+
+
+_j0 = _scipy_j0()
+
+
+def _jakes(doppler, dt):
+    return _j0(2.0 * math.pi * doppler * dt)
+
+
+#: ρ = J0(2π f_D Δt) of one device, compiled (the dynamic step kernel's)
+jakes_scalar = njit(cache=True)(_jakes)
+#: Clarke/Jakes lag correlation of the complex gain, ρ = J0(2π f_D Δt) (may be negative); a numpy
+#: ufunc of (f_D, Δt), the same values as ``scipy.special.j0`` bit for bit
+jakes_correlation = ufunc(["f8(f8, f8)"], _jakes)
 
 
 def _complex_gain(u_mag, u_phase):
