@@ -163,43 +163,45 @@ def grid_alpha(n: int, delta: float) -> np.ndarray:
 
 
 @njit(cache=True, error_model="numpy")
-def _filter_rows(belief, accepted, rejected, powers, alpha_cells, stay, out):
+def _filter_rows(belief, accepted, rejected, likelihoods, stay, out):
     """Bayes update then the chain's step, per device (compiled; see :func:`filter_step`);
-    ``powers[A]`` = α^A of every cell."""
+    ``likelihoods[A, rejected]`` = α^A·(1 − α)^rejected of every cell."""
     n, g, _ = belief.shape
+    move = 1.0 - stay
     for d in range(n):
-        pw, rej = powers[accepted[d]], rejected[d]
-        post = out[d]
-        for j in range(g):
-            for h in range(2):
-                lik = pw[j, h] * (1.0 - alpha_cells[j, h]) if rej else pw[j, h]
-                post[j, h] = belief[d, j, h] * lik
-        total = pairwise_sum(post.reshape(-1))
-        for j in range(g):
-            e, h = post[j, 0] / total, post[j, 1] / total
-            post[j, 0] = stay * e + (1.0 - stay) * h  # the state stays with probability `stay`
-            post[j, 1] = stay * h + (1.0 - stay) * e
+        lik = likelihoods[accepted[d], 1 if rejected[d] else 0].reshape(2 * g)
+        prior, post = belief[d].reshape(2 * g), out[d].reshape(2 * g)
+        for j in range(2 * g):
+            post[j] = prior[j] * lik[j]
+        total = pairwise_sum(post)
+        for j in range(2 * g):
+            post[j] = post[j] / total
+        for j in range(0, 2 * g, 2):  # the state stays with probability `stay`, else flips
+            e, h = post[j], post[j + 1]
+            post[j] = stay * e + move * h
+            post[j + 1] = stay * h + move * e
 
 
-def filter_powers(alpha_cells: np.ndarray, max_accepted: int) -> np.ndarray:
-    """α^A of every belief cell for A = 0..max_accepted: [max_accepted + 1, n, 2]."""
-    return np.power(alpha_cells[None], np.arange(max_accepted + 1.0)[:, None, None])
+def filter_likelihoods(alpha_cells: np.ndarray, max_accepted: int) -> np.ndarray:
+    """α^A·(1 − α)^r of every belief cell for A = 0..max_accepted, r = 0, 1: [max_accepted + 1, 2, n, 2]."""
+    powers = np.power(alpha_cells[None], np.arange(max_accepted + 1.0)[:, None, None])
+    return np.stack([powers, powers * (1.0 - alpha_cells)], axis=1)
 
 
 def filter_step(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, alpha_cells: np.ndarray,
-                stay: float, powers: np.ndarray | None = None) -> np.ndarray:
+                stay: float, likelihoods: np.ndarray | None = None) -> np.ndarray:
     """One round of the forward filter of (request α, chain state), belief [..., n, 2]:
     the Bayes update after a round with ``accepted`` tokens and the ``rejected`` flag (SPEC §11:
     likelihood α^A·(1 − α)^rejected, normalised; a round with γ = 0 carries no information),
-    then the chain's step (the state stays with probability ``stay``, else flips). ``powers``:
-    :func:`filter_powers` of the cells, covering every A (computed when None)."""
+    then the chain's step (the state stays with probability ``stay``, else flips).
+    ``likelihoods``: :func:`filter_likelihoods` of the cells, covering every A (computed when None)."""
     lead, g = belief.shape[:-2], belief.shape[-2]
     acc = np.asarray(accepted, dtype=np.int64).reshape(-1)
-    if powers is None or len(acc) and acc.max() >= len(powers):
-        powers = filter_powers(alpha_cells, int(acc.max(initial=0)))
+    if likelihoods is None or len(acc) and acc.max() >= len(likelihoods):
+        likelihoods = filter_likelihoods(alpha_cells, int(acc.max(initial=0)))
     out = np.empty(lead + (g, 2))
     _filter_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), acc, np.asarray(rejected, dtype=np.bool_).reshape(-1),
-                 powers, alpha_cells, float(stay), out.reshape(-1, g, 2))
+                 likelihoods, float(stay), out.reshape(-1, g, 2))
     return out
 
 

@@ -5,7 +5,6 @@ All functions are pure numpy and broadcast over any leading batch axes.
 
 from __future__ import annotations
 
-import cmath
 import math
 
 import numpy as np
@@ -127,7 +126,8 @@ jakes_correlation = ufunc(["f8(f8, f8)"], _jakes)
 
 
 def _complex_gain(u_mag, u_phase):
-    return math.sqrt(-math.log1p(-u_mag)) * cmath.exp(2j * math.pi * u_phase)
+    r, phase = math.sqrt(-math.log1p(-u_mag)), 2.0 * math.pi * u_phase
+    return complex(r * math.cos(phase), r * math.sin(phase))  # r·e^{iφ}
 
 
 def _evolve(h, rho, w):

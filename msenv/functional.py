@@ -261,7 +261,7 @@ def _grid(cfg: SystemConfig) -> dict[str, np.ndarray | float]:
     cells = acceptance.grid_alpha(n, cfg.markov_delta if markov else 0.0)
     return {
         "alpha": cells,
-        "powers": acceptance.filter_powers(cells, cfg.gamma_max),
+        "likelihoods": acceptance.filter_likelihoods(cells, cfg.gamma_max),
         "prior": np.repeat(0.5 * prior[..., None], 2, axis=-1),
         "stay": cfg.markov_stay if markov else 1.0,
     }
@@ -418,24 +418,46 @@ def _step_paper(u, state, gamma, cfg):
 
 
 @njit(cache=True, error_model="numpy")
-def _dynamic_round_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, rho, remaining, gamma, params,
-                        dyn, ints, reals, rejected, modes, per_round, flt, h_corr):
-    """A SPEC §11 round over rows (compiled), part 1: outcomes; with the Gauss–Markov channel the
-    correction-time gains h(t0 + T_cmp(γ)) = ρh + √(1 − ρ²)w (``rho`` [B, K] at the elapsed T_cmp);
-    the round kernel, tokens capped at the request's end. ``lay`` = step-draw offsets (outcome,
-    w_com, w_next, coins, switch, fading); ``dyn`` = :func:`_dynamic_params`' flags. Writes
-    ``ints[3]`` = F, ``flt[0:2]`` = the correction-time gains, ``h_corr``."""
+def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
+                  task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, params, dyn, cells, likelihoods,
+                  prior, task_ab, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
+    """A SPEC §11 round over rows (compiled), the whole step:
+
+    1. outcomes; with the Gauss–Markov channel the correction-time gains
+       h(t0 + T_cmp(γ)) = ρ₁h + √(1 − ρ₁²)w, ρ₁ = J0(2π f_D T_cmp(γ));
+    2. the round kernel, tokens capped at the request's end;
+    3. the next decision's gains h(t0 + T) = ρ₂h_corr + √(1 − ρ₂²)w₂ (ρ₂ over T_com) and the
+       innovations drawn ahead; the belief's update (Beta posterior or the chain filter); the
+       requests' progress and the easy/hard chain; a request that ends is followed by the next one
+       of the reset pool (the caller draws those past the pool, and then rewrites the observation);
+    4. the next observation.
+
+    ``lay`` = step-draw offsets (outcome, w_com, w_next, coins, switch, fading); ``dyn`` =
+    :func:`_dynamic_params`' flags. Writes ``ints[3:7]`` = F, tokens left, task, request index,
+    ``flt`` = correction-time g_ul, g_dl, next g_ul, g_dl, post a, post b, next α, request α,
+    ``flags`` = (request done, hard), ``hc`` = (h_corr, h_next, w_next), ``belief_next``, ``obs``.
+    Returns the number
+    of requests that start past the pool."""
     n, k = gamma.shape
     links = h.shape[1]
-    gm, random_policy, capped = dyn[0] != 0, dyn[3] != 0, dyn[9] != 0
-    cap = int(params[10])
-    first_rej, gc_ul, gc_dl = ints[3], flt[0], flt[1]
+    gm, redraw, independent, random_policy = dyn[0] != 0, dyn[1] != 0, dyn[2] != 0, dyn[3] != 0
+    belief_mode, alpha_mode, capped = int(dyn[4]), int(dyn[5]), dyn[9] != 0
+    cap, nf, statistical = int(params[10]), int(dyn[10]), dyn[11] != 0
+    first_rej, left, task_next, index_next = ints[3], ints[4], ints[5], ints[6]
+    gc_ul, gc_dl, gn_ul, gn_dl, pa, pb, alpha_next, req_next = flt[0], flt[1], flt[2], flt[3], flt[4], flt[5], flt[6], flt[7]
+    done, hard_next = flags[0], flags[1]
+    h_corr, h_next, w_next = hc[0], hc[1], hc[2]
     acceptance.outcome_rows(u, lay[0], alpha, cap, first_rej)
+    if gm:  # T_cmp(γ) of each row (the round kernel computes the same again)
+        latency._latency_rows(gamma, t_draft, params[5], params[6], params[7], params[8], params[9] != 0, per_round[0],
+                              per_round[1])
     for r in range(n):
+        t_cmp = per_round[0, r] + per_round[1, r]
         for i in range(k):
             if gm:
+                rho = channel.jakes_scalar(doppler[r, i], t_cmp)
                 for li in range(links):
-                    h_corr[r, li, i] = channel.evolve_scalar(h[r, li, i], rho[r, i], w[r, li, i])
+                    h_corr[r, li, i] = channel.evolve_scalar(h[r, li, i], rho, w[r, li, i])
                 gc_ul[r, i] = channel.power_gain_scalar(h_corr[r, 0, i], beta[r, i])
                 gc_dl[r, i] = channel.power_gain_scalar(h_corr[r, links - 1, i], beta[r, i])
             else:
@@ -444,31 +466,16 @@ def _dynamic_round_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h,
     caps = remaining if capped else np.zeros((0, 0), np.int64)
     round_rows(gamma, first_rej, t_draft, gc_ul, gc_dl, p_ul, p_dl, coins, caps, capped, params,
                ints, reals, rejected, modes, per_round)
-
-
-@njit(cache=True, error_model="numpy")
-def _dynamic_next_rows(u, lay, alpha, alpha_req, beta, g_ul, g_dl, h_corr, rho, remaining, hard, post_a, post_b,
-                       belief, dyn, cells, powers, ints, rejected, flt, flags, h_next, w_next, belief_next):
-    """Part 2 (compiled): the next decision's gains h(t0 + T) = ρh_corr + √(1 − ρ²)w (``rho`` at the
-    elapsed T_com) and the innovations drawn ahead; the belief's update (Beta posterior or the chain
-    filter); the requests' progress and the easy/hard chain (requests that end are renewed by the
-    caller). Writes ``ints[4]`` = tokens left, ``flt[2:7]`` = next g_ul, g_dl, post a, post b, next α,
-    ``flags`` = (request done, hard)."""
-    n, k = ints.shape[1], ints.shape[2]
-    links = h_corr.shape[1]
-    gm, redraw, independent = dyn[0] != 0, dyn[1] != 0, dyn[2] != 0
-    belief_mode, alpha_mode = int(dyn[4]), int(dyn[5])
-    served, accepted, left = ints[1], ints[2], ints[4]
-    gn_ul, gn_dl, pa, pb, alpha_next = flt[2], flt[3], flt[4], flt[5], flt[6]
-    done, hard_next = flags[0], flags[1]
+    served, accepted = ints[1], ints[2]
     m = k * links
     for r in range(n):
         for i in range(k):
             if gm:
+                rho = channel.jakes_scalar(doppler[r, i], per_round[2, r])
                 for li in range(links):
                     j = li * k + i
                     wc = channel.complex_gain_scalar(u[r, lay[1] + j], u[r, lay[1] + m + j])
-                    h_next[r, li, i] = channel.evolve_scalar(h_corr[r, li, i], rho[r, i], wc)
+                    h_next[r, li, i] = channel.evolve_scalar(h_corr[r, li, i], rho, wc)
                     w_next[r, li, i] = channel.complex_gain_scalar(u[r, lay[2] + j], u[r, lay[2] + m + j])
                 gn_ul[r, i] = channel.power_gain_scalar(h_next[r, 0, i], beta[r, i])
                 gn_dl[r, i] = channel.power_gain_scalar(h_next[r, links - 1, i], beta[r, i])
@@ -495,14 +502,43 @@ def _dynamic_next_rows(u, lay, alpha, alpha_req, beta, g_ul, g_dl, h_corr, rho, 
     if belief_mode == 2:
         g = belief.shape[2]
         acceptance._filter_rows(belief.reshape(n * k, g, 2), accepted.reshape(n * k), rejected.reshape(n * k),
-                                powers, cells, dyn[8], belief_next.reshape(n * k, g, 2))
+                                likelihoods, dyn[8], belief_next.reshape(n * k, g, 2))
+    beyond = 0
+    if alpha_mode > 0:
+        pool = req_pool.shape[2]
+        for r in range(n):
+            for i in range(k):
+                task_next[r, i], req_next[r, i], index_next[r, i] = task[r, i], alpha_req[r, i], req_index[r, i]
+                if not done[r, i]:
+                    continue
+                nxt = req_index[r, i] + 1
+                index_next[r, i] = nxt
+                if nxt > pool:  # past the pool: the caller draws it from this step's uniforms
+                    beyond += 1
+                    continue
+                t_new = int(req_pool[r, i, nxt - 1, 0])
+                task_next[r, i], left[r, i] = t_new, int(req_pool[r, i, nxt - 1, 1])
+                a_new = req_pool[r, i, nxt - 1, 2]
+                req_next[r, i] = a_new
+                alpha_next[r, i] = acceptance.markov_alpha_scalar(a_new, hard_next[r, i], dyn[7]) if alpha_mode == 2 \
+                    else a_new
+                if belief_mode == 1:
+                    pa[r, i], pb[r, i] = task_ab[t_new, 0], task_ab[t_new, 1]
+                elif belief_mode == 2:  # a new request: its prior, the chain at its stationary law
+                    belief_next[r, i] = prior[t_new]
+    obs[:] = static_obs
+    _gain_slots(obs, gn_ul, gn_dl, nf, statistical)
+    _belief_slots(obs, nf, belief_mode, alpha_next, pa, pb, belief_next, cells, doppler, gm)
+    return beyond
 
 
 @functools.lru_cache(maxsize=64)
-def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(step-draw offsets, kernel params, flags) of the compiled dynamic step for ``cfg``: flags =
-    (Gauss–Markov, fading redraw, independent links, random policy, belief 0/1/2 = none/Beta/grid,
-    α dynamics 0/1/2 = fixed/request/markov, chain stay, chain δ, filter stay, request caps)."""
+def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, ...]:
+    """The constant arguments of :func:`_dynamic_rows` for ``cfg``: step-draw offsets, kernel
+    params, flags = (Gauss–Markov, fading redraw, independent links, random policy, belief
+    0/1/2 = none/Beta/grid, α dynamics 0/1/2 = fixed/request/markov, chain stay, chain δ, filter
+    stay, request caps, observation entries per device, statistical CSI), then the grid belief's
+    cells, likelihoods and per-task prior, and the per-task Beta prior (a, b) of a request's α."""
     lay = _layout(cfg)["step"]
     offsets = np.array([lay[name].start if name in lay else 0
                         for name in ("outcome", "w_com", "w_next", "coins", "switch", "fading")], dtype=np.int64)
@@ -510,88 +546,81 @@ def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray, np.ndarr
     belief = BELIEF_CODES[cfg.belief]
     dyn = np.array([cfg.channel_dynamics == "gauss_markov", cfg.fading_redraw == "round", cfg.fading == "independent",
                     cfg.mode_policy == "random", belief, ALPHA_MODES.index(cfg.alpha_dynamics), cfg.markov_stay,
-                    cfg.markov_delta, _grid(cfg)["stay"] if belief == 2 else 1.0, cfg.alpha_dynamics != "fixed"],
-                   dtype=float)
-    return offsets, params, dyn
+                    cfg.markov_delta, _grid(cfg)["stay"] if belief == 2 else 1.0, cfg.alpha_dynamics != "fixed",
+                    device_features(cfg), cfg.csi == "statistical"], dtype=float)
+    g = _grid(cfg) if belief == 2 else {"alpha": _NONE_CELLS, "likelihoods": _NONE_LIK, "prior": _NONE_BELIEF}
+    task_ab = np.stack(acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration), axis=-1)
+    return offsets, params, dyn, g["alpha"], g["likelihoods"], g["prior"], task_ab
 
 
 ALPHA_MODES = ("fixed", "request", "markov")
 #: codes of ``cfg.belief`` in the compiled kernels: none (α observed), Beta posterior, chain filter
 BELIEF_CODES = {None: 0, "beta": 1, "grid": 2}
-_NONE_C = np.zeros((1, 1, 1), complex)
+_NONE_C = np.zeros((3, 1, 1, 1), complex)
 _NONE_I = np.zeros((1, 1), np.int64)
 _NONE_B = np.zeros((1, 1), np.bool_)
 _NONE_F = np.zeros((1, 1))
+_NONE_POOL = np.zeros((1, 1, 1, 3))
 _NONE_BELIEF = np.zeros((1, 1, 1, 2))
 _NONE_CELLS = np.zeros((1, 2))
-_NONE_POWERS = np.zeros((1, 1, 2))
+_NONE_LIK = np.zeros((1, 2, 1, 2))
 
 
 def _step_dynamic(u, state, gamma, cfg):
     s = state
     n, k = gamma.shape
-    offsets, params, dyn = _dynamic_params(cfg)
-    gm, grid = cfg.channel_dynamics == "gauss_markov", cfg.belief == "grid"
-    ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
-    flt, flags = np.empty((7, n, k)), np.empty((2, n, k), np.bool_)
-    h_next = np.empty_like(s.h) if gm else _NONE_C
-    w_next = np.empty_like(s.w) if gm else _NONE_C
+    consts = _dynamic_params(cfg)
+    gm, grid, dyn_alpha = s.h is not None, s.belief is not None, s.alpha_req is not None
+    ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=4)
+    flt, flags = np.empty((8, n, k)), np.empty((2, n, k), np.bool_)
+    hc = np.empty((3,) + s.h.shape, complex) if gm else _NONE_C
     belief_next = np.empty_like(s.belief) if grid else _NONE_BELIEF
-    g = _grid(cfg) if grid else None
+    obs = np.empty_like(s.static_obs)
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    remaining = s.remaining if s.remaining is not None else _NONE_I
-    # ρ = J0(2π f_D Δt) by scipy between the two compiled parts: over T_cmp(γ), then over T_com
-    rho = channel.jakes_correlation(s.doppler, latency.compute_latency(gamma, s.t_draft, cfg)[:, None]) if gm else _NONE_F
-    h_corr = np.empty_like(s.h) if gm else _NONE_C
-    _dynamic_round_rows(u, offsets, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
-                        s.h if gm else _NONE_C, s.w if gm else _NONE_C, rho, remaining, gamma, params, dyn,
-                        ints, reals, rej, modes, per_round, flt, h_corr)
-    rho = channel.jakes_correlation(s.doppler, per_round[2][:, None]) if gm else _NONE_F
-    _dynamic_next_rows(u, offsets, s.alpha, s.alpha_req if s.alpha_req is not None else s.alpha, s.beta, s.g_ul,
-                       s.g_dl, h_corr, rho, remaining, s.hard if s.hard is not None else _NONE_B,
-                       s.post_a if s.post_a is not None else _NONE_F, s.post_b if s.post_b is not None else _NONE_F,
-                       s.belief if grid else _NONE_BELIEF, dyn, g["alpha"] if grid else _NONE_CELLS,
-                       g["powers"] if grid else _NONE_POWERS, ints, rej, flt, flags, h_next, w_next, belief_next)
+    beyond = _dynamic_rows(u, consts[0], s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
+                           s.h if gm else _NONE_C[0], s.w if gm else _NONE_C[0], s.doppler if gm else _NONE_F,
+                           s.alpha_req if dyn_alpha else _NONE_F, s.remaining if dyn_alpha else _NONE_I,
+                           s.hard if s.hard is not None else _NONE_B, s.task, s.req_index if dyn_alpha else _NONE_I,
+                           s.req_pool if dyn_alpha else _NONE_POOL, s.post_a if s.post_a is not None else _NONE_F,
+                           s.post_b if s.post_b is not None else _NONE_F, s.belief if grid else _NONE_BELIEF,
+                           s.static_obs, gamma, *consts[1:], *outs, flt, flags, hc, belief_next, obs)
     res = kernel_result(ints, reals, rej, modes, per_round)
-    new = {"g_ul": flt[2], "g_dl": flt[3], "alpha": flt[6]}
+    new = {"g_ul": flt[2], "g_dl": flt[3], "alpha": flt[6], "t": s.t + 1, "obs": obs}
     if gm:
-        new.update(h=h_next, w=w_next)
+        new.update(h=hc[1], w=hc[2])
     info = {"alpha": s.alpha, "g_ul_corr": flt[0], "g_dl_corr": flt[1]}
-    post_a, post_b = (flt[4], flt[5]) if cfg.belief == "beta" else (None, None)
-    if cfg.alpha_dynamics != "fixed":
-        lay = _layout(cfg)["step"]
-        done, remaining, alpha = flags[0], ints[4], flt[6]
-        info["request_done"] = done
-        task, alpha_req, req_index = s.task, s.alpha_req, s.req_index
-        rows, devs = np.nonzero(done)
-        if len(rows):  # new requests (rare: computed only where one ended)
-            task, alpha_req, req_index = task.copy(), alpha_req.copy(), req_index + done
-            nxt = req_index[rows, devs]  # from the reset pool while it lasts
-            pooled = s.req_pool[rows, devs, np.minimum(nxt, REQUEST_POOL) - 1]
-            t_new, length, a_new = pooled[:, 0].astype(np.int64), pooled[:, 1].astype(np.int64), pooled[:, 2]
-            beyond = np.flatnonzero(nxt > REQUEST_POOL)
-            if len(beyond):  # past the pool: from this step's draws
-                r2, d2 = rows[beyond], devs[beyond]
-                t_new[beyond] = _task_from_uniform(u[r2, lay["task"].start + d2], cfg)
-                length[beyond], a_new[beyond], _, _ = _new_request(u[r2, lay["length"].start + d2],
-                                                                   u[r2, lay["alpha"].start + d2], t_new[beyond], cfg)
-            a0, b0 = acceptance.beta_prior(_task_alpha(t_new, cfg), cfg.alpha_concentration)
-            task[rows, devs], alpha_req[rows, devs], remaining[rows, devs] = t_new, a_new, length
-            alpha[rows, devs] = (acceptance.markov_alpha(a_new, flags[1][rows, devs], cfg.markov_delta)
-                                 if cfg.alpha_dynamics == "markov" else a_new)
-            if cfg.belief == "beta":
-                post_a[rows, devs], post_b[rows, devs] = a0, b0
-            elif grid:  # a new request: its prior, the chain at its stationary law
-                belief_next[rows, devs] = g["prior"][t_new]
-        new.update(task=task, alpha_req=alpha_req, remaining=remaining, req_index=req_index)
-        if cfg.alpha_dynamics == "markov":
+    if dyn_alpha:
+        info["request_done"] = flags[0]
+        new.update(task=ints[5], alpha_req=flt[7], remaining=ints[4], req_index=ints[6])
+        if s.hard is not None:
             new["hard"] = flags[1]
-    if cfg.belief == "beta":
-        new.update(post_a=post_a, post_b=post_b)
+    if s.post_a is not None:
+        new.update(post_a=flt[4], post_b=flt[5])
     elif grid:
         new["belief"] = belief_next
-    return _with(s, t=s.t + 1, **new), _with(res, info=info)
+    if beyond:
+        new["obs"] = None
+        _requests_past_pool(u, s, new, flags[0], cfg)
+    res.__dict__["info"] = info
+    return _with(s, **new), res
+
+
+def _requests_past_pool(u, s: State, new: dict, done: np.ndarray, cfg: SystemConfig) -> None:
+    """Requests that start past the reset pool (rare), from this step's draws, written into the
+    next state's fields ``new`` (whose observation is then recomputed by :func:`observe`)."""
+    lay = _layout(cfg)["step"]
+    rows, devs = np.nonzero(done & (new["req_index"] > REQUEST_POOL))
+    t_new = _task_from_uniform(u[rows, lay["task"].start + devs], cfg)
+    length, a_new, a0, b0 = _new_request(u[rows, lay["length"].start + devs], u[rows, lay["alpha"].start + devs],
+                                         t_new, cfg)
+    new["task"][rows, devs], new["alpha_req"][rows, devs], new["remaining"][rows, devs] = t_new, a_new, length
+    new["alpha"][rows, devs] = (acceptance.markov_alpha(a_new, new["hard"][rows, devs], cfg.markov_delta)
+                                if cfg.alpha_dynamics == "markov" else a_new)
+    if cfg.belief == "beta":
+        new["post_a"][rows, devs], new["post_b"][rows, devs] = a0, b0
+    elif cfg.belief == "grid":
+        new["belief"][rows, devs] = _grid(cfg)["prior"][t_new]
 
 
 def _squash(g):

@@ -544,3 +544,47 @@ def test_the_jth_request_is_the_same_whatever_the_controller():
     assert len([j for (_, j) in common if j >= 1]) >= 10
     for key in common:
         assert seen[0][key] == seen[1][key], key
+
+
+@pytest.mark.parametrize("over", [dict(alpha_dynamics="request", alpha_observed=False, alpha_belief="beta"),
+                                  dict(alpha_dynamics="markov", alpha_observed=False),
+                                  dict(alpha_dynamics="markov", alpha_observed=False, alpha_belief="beta"),
+                                  dict(alpha_dynamics="request", channel_dynamics="gauss_markov", csi="statistical")])
+def test_request_renewals_in_and_past_the_pool(over):
+    """Short requests exhaust the reset pool: every renewal starts the pool's next request (or, past
+    it, one from the step's draws) with its task's prior belief and the chain's α, and the step's
+    cached observation equals the one recomputed from the state's fields."""
+    from msenv import acceptance
+
+    cfg = SystemConfig(num_devices=4, request_mean_tokens=(2.0, 3.0, 2.0, 2.0), episode_length=200, **over)
+    venv = MultiSpinVectorEnv(3, cfg)
+    venv.reset(seed=4)
+    in_pool = past = 0
+    grid = F._grid(cfg) if cfg.belief == "grid" else None
+    for t in range(40):
+        before = venv.state
+        obs, _, _, _, info = venv.step(np.full((3, 4), 1 + t % 4))
+        s = venv.state
+        np.testing.assert_array_equal(obs, F.observe(F._with(s, obs=None), cfg))
+        done = info["request_done"]
+        np.testing.assert_array_equal(s.req_index, before.req_index + done)
+        for r, i in zip(*np.nonzero(done)):
+            j = s.req_index[r, i]
+            if j <= F.REQUEST_POOL:
+                in_pool += 1
+                task, length, a = before.req_pool[r, i, j - 1]
+                assert (s.task[r, i], s.remaining[r, i], s.alpha_req[r, i]) == (task, length, a)
+            else:
+                past += 1
+                assert s.remaining[r, i] >= 1 and 0 < s.alpha_req[r, i] <= 1
+            want = (acceptance.markov_alpha(s.alpha_req[r, i], s.hard[r, i], cfg.markov_delta)
+                    if cfg.alpha_dynamics == "markov" else s.alpha_req[r, i])
+            assert s.alpha[r, i] == want
+            mean = cfg.acceptance_rates[s.task[r, i]]
+            if cfg.belief == "beta":
+                assert (s.post_a[r, i], s.post_b[r, i]) == acceptance.beta_prior(mean, cfg.alpha_concentration)
+            elif grid is not None:
+                np.testing.assert_array_equal(s.belief[r, i], grid["prior"][s.task[r, i]])
+        not_done = ~done
+        np.testing.assert_array_equal(s.task[not_done], before.task[not_done])
+    assert in_pool > 20 and past > 20
