@@ -47,3 +47,27 @@ def ufunc(signatures: list[str], func):
     builder = vectorize(signatures, cache=True)(func)
     _BUILDERS.append(builder)
     return builder.ufunc
+
+
+def scipy_special(name: str, nargs: int):
+    """SciPy's own double-precision ``scipy.special.<name>`` (the C routine behind the ufunc, from
+    ``scipy.special.cython_special``) as a function compiled kernels can call — with a trailing
+    ``0``, Cython's skip-dispatch flag: ``f(x, 0)`` — returning the same values bit for bit. It is
+    bound to a process symbol so that numba's on-disk cache of the kernels stays valid (a ctypes
+    pointer would make them uncacheable). Of fused Cython variants, the one on doubles is chosen."""
+    import ctypes
+
+    import llvmlite.binding
+    import scipy.special.cython_special as cs
+    from numba import types
+    from numba.extending import get_cython_function_address
+
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    want = "double (" + "double, " * nargs + "int __pyx_skip_dispatch)"
+    for key, capsule in cs.__pyx_capi__.items():
+        if key in (name, "__pyx_fuse_0" + name) and get_name(capsule).decode() == want:
+            symbol = f"msenv_scipy_{name}"
+            llvmlite.binding.add_symbol(symbol, get_cython_function_address("scipy.special.cython_special", key))
+            return types.ExternalFunction(symbol, types.float64(*([types.float64] * nargs), types.intc))
+    raise ImportError(f"scipy.special.cython_special has no {want!r} named {name}")

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numeric import pairwise_sum, ufunc
+from ._numeric import pairwise_sum, scipy_special, ufunc
 
 
 def _first_rejection(u, alpha, cap):
@@ -102,22 +102,31 @@ def beta_prior(mean: np.ndarray, concentration: float) -> tuple[np.ndarray, np.n
     return concentration * m, concentration * (1.0 - m)
 
 
-def beta_from_uniform(u: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """α ~ Beta(a, b) by inverse CDF, kept in [MIN_ALPHA, 1]; b = 0 (a task mean of 1) gives 1."""
-    from scipy.special import betaincinv
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x = betaincinv(a, np.maximum(b, 1e-300), u)
-    x = np.where(np.asarray(b) <= 0.0, 1.0, x)
-    return np.clip(x, MIN_ALPHA, 1.0)
+_betaincinv = scipy_special("betaincinv", 3)
 
 
-def geometric_from_uniform(u: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """Request length L ∈ {1, 2, …} with P(L = n) = (1 − p)^(n−1) p, p = 1/mean (so E[L] = mean)."""
-    p = 1.0 / np.asarray(mean, dtype=float)
-    with np.errstate(divide="ignore"):
-        n = 1.0 + np.floor(np.log1p(-u) / np.log1p(-np.minimum(p, 1.0 - 1e-16)))
-    return np.where(p >= 1.0, 1, np.minimum(n, 2**62)).astype(np.int64)
+def _beta_from_uniform(u, a, b):
+    if b <= 0.0:  # a task mean of 1
+        return 1.0
+    return min(max(_betaincinv(a, b, u, 0), MIN_ALPHA), 1.0)
+
+
+def _geometric_from_uniform(u, mean):
+    p = 1.0 / mean
+    if p >= 1.0:
+        return 1
+    return int(min(1.0 + math.floor(math.log1p(-u) / math.log1p(-min(p, 1.0 - 1e-16))), 2.0**62))
+
+
+#: compiled scalar forms (the dynamic step kernel's)
+beta_from_uniform_scalar = njit(cache=True, error_model="numpy")(_beta_from_uniform)
+geometric_from_uniform_scalar = njit(cache=True, error_model="numpy")(_geometric_from_uniform)
+#: α ~ Beta(a, b) by inverse CDF (SciPy's betaincinv), kept in [MIN_ALPHA, 1]; b = 0 (a task mean
+#: of 1) gives 1 — a numpy ufunc of (u, a, b)
+beta_from_uniform = ufunc(["f8(f8, f8, f8)"], _beta_from_uniform)
+#: request length L ∈ {1, 2, …} with P(L = n) = (1 − p)^(n−1) p, p = 1/mean (so E[L] = mean) — a
+#: numpy ufunc of (u, mean)
+geometric_from_uniform = ufunc(["i8(f8, f8)"], _geometric_from_uniform)
 
 
 def _markov_alpha(alpha, hard, delta):

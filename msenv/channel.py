@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numeric import ufunc
+from ._numeric import scipy_special, ufunc
 from .config import SystemConfig
 
 _LN2 = math.log(2.0)
@@ -99,23 +99,11 @@ def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     return np.asarray(speed_mps) * (carrier_hz / SPEED_OF_LIGHT)
 
 
-def _scipy_j0():
-    """SciPy's J0 (the Cephes routine behind ``scipy.special.j0``) as a function compiled kernels
-    can call: its C address from ``scipy.special.cython_special``, bound to a process symbol so that
-    numba's on-disk cache stays valid (a ctypes pointer would make the kernels uncacheable)."""
-    import llvmlite.binding
-    from numba import types
-    from numba.extending import get_cython_function_address
-
-    llvmlite.binding.add_symbol("msenv_scipy_j0", get_cython_function_address("scipy.special.cython_special", "j0"))
-    return types.ExternalFunction("msenv_scipy_j0", types.float64(types.float64))
-
-
-_j0 = _scipy_j0()
+_j0 = scipy_special("j0", 1)
 
 
 def _jakes(doppler, dt):
-    return _j0(2.0 * math.pi * doppler * dt)
+    return _j0(2.0 * math.pi * doppler * dt, 0)
 
 
 #: ρ = J0(2π f_D Δt) of one device, compiled (the dynamic step kernel's)

@@ -108,7 +108,8 @@ class State:
     remaining: np.ndarray | None = None  #: int tokens left in the request [B, K]
     hard: np.ndarray | None = None  #: bool easy/hard chain state [B, K] (markov)
     req_index: np.ndarray | None = None  #: int index of the device's current request [B, K]
-    req_pool: np.ndarray | None = None  #: (task, length, α) of requests 1..POOL, drawn at reset [B, K, POOL, 3]
+    #: (task, length, the uniform of α) of requests 1..POOL, drawn at reset [B, K, POOL, 3]
+    req_pool: np.ndarray | None = None
     # --- hidden α: Beta posterior of the request's α (belief "beta")
     post_a: np.ndarray | None = None
     post_b: np.ndarray | None = None
@@ -300,9 +301,17 @@ def _task_alpha(task: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     return np.asarray(cfg.acceptance_rates)[task]
 
 
+def _task_scalar(u, n_tasks):
+    return min(int(u * n_tasks), n_tasks - 1)
+
+
+#: a request's task, uniform over the config's tasks, from one uniform: compiled and numpy ufunc
+task_scalar = njit(cache=True)(_task_scalar)
+_task_ufunc = ufunc(["i8(f8, i8)"], _task_scalar)
+
+
 def _task_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
-    n_tasks = len(cfg.tasks)
-    return np.minimum((u * n_tasks).astype(np.int64), n_tasks - 1)
+    return _task_ufunc(u, len(cfg.tasks))
 
 
 def _new_request(u_len, u_alpha, task, cfg: SystemConfig):
@@ -339,8 +348,9 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
         length, alpha_req, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
         pool_u = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
         pool_task = _task_from_uniform(pool_u[..., 0], cfg)
-        pool_len, pool_alpha, _, _ = _new_request(pool_u[..., 1], pool_u[..., 2], pool_task, cfg)
-        pool = np.stack([pool_task, pool_len, pool_alpha], axis=-1).astype(float)  # exact: ints < 2^53
+        pool_len = acceptance.geometric_from_uniform(pool_u[..., 1], np.asarray(cfg.request_mean_tokens)[pool_task])
+        # α by the step kernel when the request starts (an inverse Beta CDF costs ≈ 1 µs)
+        pool = np.stack([pool_task, pool_len, pool_u[..., 2]], axis=-1).astype(float)  # exact: ints < 2^53
         dyn.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
         if cfg.alpha_dynamics == "markov":
             hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
@@ -420,7 +430,7 @@ def _step_paper(u, state, gamma, cfg):
 @njit(cache=True, error_model="numpy")
 def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
                   task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, params, dyn, cells, likelihoods,
-                  prior, task_ab, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
+                  prior, task_table, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
     """A SPEC §11 round over rows (compiled), the whole step:
 
     1. outcomes; with the Gauss–Markov channel the correction-time gains
@@ -429,15 +439,13 @@ def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, do
     3. the next decision's gains h(t0 + T) = ρ₂h_corr + √(1 − ρ₂²)w₂ (ρ₂ over T_com) and the
        innovations drawn ahead; the belief's update (Beta posterior or the chain filter); the
        requests' progress and the easy/hard chain; a request that ends is followed by the next one
-       of the reset pool (the caller draws those past the pool, and then rewrites the observation);
+       of the reset pool (past the pool: from the step's draws);
     4. the next observation.
 
-    ``lay`` = step-draw offsets (outcome, w_com, w_next, coins, switch, fading); ``dyn`` =
+    ``lay`` = step-draw offsets (outcome, w_com, w_next, coins, switch, fading, task, length, α); ``dyn`` =
     :func:`_dynamic_params`' flags. Writes ``ints[3:7]`` = F, tokens left, task, request index,
     ``flt`` = correction-time g_ul, g_dl, next g_ul, g_dl, post a, post b, next α, request α,
-    ``flags`` = (request done, hard), ``hc`` = (h_corr, h_next, w_next), ``belief_next``, ``obs``.
-    Returns the number
-    of requests that start past the pool."""
+    ``flags`` = (request done, hard), ``hc`` = (h_corr, h_next, w_next), ``belief_next``, ``obs``."""
     n, k = gamma.shape
     links = h.shape[1]
     gm, redraw, independent, random_policy = dyn[0] != 0, dyn[1] != 0, dyn[2] != 0, dyn[3] != 0
@@ -503,9 +511,8 @@ def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, do
         g = belief.shape[2]
         acceptance._filter_rows(belief.reshape(n * k, g, 2), accepted.reshape(n * k), rejected.reshape(n * k),
                                 likelihoods, dyn[8], belief_next.reshape(n * k, g, 2))
-    beyond = 0
     if alpha_mode > 0:
-        pool = req_pool.shape[2]
+        pool, n_tasks = req_pool.shape[2], task_table.shape[0]
         for r in range(n):
             for i in range(k):
                 task_next[r, i], req_next[r, i], index_next[r, i] = task[r, i], alpha_req[r, i], req_index[r, i]
@@ -513,23 +520,24 @@ def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, do
                     continue
                 nxt = req_index[r, i] + 1
                 index_next[r, i] = nxt
-                if nxt > pool:  # past the pool: the caller draws it from this step's uniforms
-                    beyond += 1
-                    continue
-                t_new = int(req_pool[r, i, nxt - 1, 0])
-                task_next[r, i], left[r, i] = t_new, int(req_pool[r, i, nxt - 1, 1])
-                a_new = req_pool[r, i, nxt - 1, 2]
-                req_next[r, i] = a_new
+                if nxt <= pool:  # the reset pool's next request
+                    t_new, left[r, i], u_alpha = int(req_pool[r, i, nxt - 1, 0]), int(req_pool[r, i, nxt - 1, 1]), \
+                        req_pool[r, i, nxt - 1, 2]
+                else:  # past the pool: from this step's draws
+                    t_new = task_scalar(u[r, lay[6] + i], n_tasks)
+                    left[r, i] = acceptance.geometric_from_uniform_scalar(u[r, lay[7] + i], task_table[t_new, 2])
+                    u_alpha = u[r, lay[8] + i]
+                a_new = acceptance.beta_from_uniform_scalar(u_alpha, task_table[t_new, 0], task_table[t_new, 1])
+                task_next[r, i], req_next[r, i] = t_new, a_new
                 alpha_next[r, i] = acceptance.markov_alpha_scalar(a_new, hard_next[r, i], dyn[7]) if alpha_mode == 2 \
                     else a_new
                 if belief_mode == 1:
-                    pa[r, i], pb[r, i] = task_ab[t_new, 0], task_ab[t_new, 1]
+                    pa[r, i], pb[r, i] = task_table[t_new, 0], task_table[t_new, 1]
                 elif belief_mode == 2:  # a new request: its prior, the chain at its stationary law
                     belief_next[r, i] = prior[t_new]
     obs[:] = static_obs
     _gain_slots(obs, gn_ul, gn_dl, nf, statistical)
     _belief_slots(obs, nf, belief_mode, alpha_next, pa, pb, belief_next, cells, doppler, gm)
-    return beyond
 
 
 @functools.lru_cache(maxsize=64)
@@ -538,10 +546,12 @@ def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, ...]:
     params, flags = (Gauss–Markov, fading redraw, independent links, random policy, belief
     0/1/2 = none/Beta/grid, α dynamics 0/1/2 = fixed/request/markov, chain stay, chain δ, filter
     stay, request caps, observation entries per device, statistical CSI), then the grid belief's
-    cells, likelihoods and per-task prior, and the per-task Beta prior (a, b) of a request's α."""
+    cells, likelihoods and per-task prior, and per task the Beta prior (a, b) of a request's α and
+    its mean length."""
     lay = _layout(cfg)["step"]
     offsets = np.array([lay[name].start if name in lay else 0
-                        for name in ("outcome", "w_com", "w_next", "coins", "switch", "fading")], dtype=np.int64)
+                        for name in ("outcome", "w_com", "w_next", "coins", "switch", "fading", "task", "length",
+                                     "alpha")], dtype=np.int64)
     params = np.concatenate([kernel_params(cfg, cfg.mode_policy), [cfg.gamma_max + 1.0]])
     belief = BELIEF_CODES[cfg.belief]
     dyn = np.array([cfg.channel_dynamics == "gauss_markov", cfg.fading_redraw == "round", cfg.fading == "independent",
@@ -549,8 +559,9 @@ def _dynamic_params(cfg: SystemConfig) -> tuple[np.ndarray, ...]:
                     cfg.markov_delta, _grid(cfg)["stay"] if belief == 2 else 1.0, cfg.alpha_dynamics != "fixed",
                     device_features(cfg), cfg.csi == "statistical"], dtype=float)
     g = _grid(cfg) if belief == 2 else {"alpha": _NONE_CELLS, "likelihoods": _NONE_LIK, "prior": _NONE_BELIEF}
-    task_ab = np.stack(acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration), axis=-1)
-    return offsets, params, dyn, g["alpha"], g["likelihoods"], g["prior"], task_ab
+    tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration),
+                             cfg.request_mean_tokens])
+    return offsets, params, dyn, g["alpha"], g["likelihoods"], g["prior"], tasks
 
 
 ALPHA_MODES = ("fixed", "request", "markov")
@@ -578,7 +589,7 @@ def _step_dynamic(u, state, gamma, cfg):
     obs = np.empty_like(s.static_obs)
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    beyond = _dynamic_rows(u, consts[0], s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
+    _dynamic_rows(u, consts[0], s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
                            s.h if gm else _NONE_C[0], s.w if gm else _NONE_C[0], s.doppler if gm else _NONE_F,
                            s.alpha_req if dyn_alpha else _NONE_F, s.remaining if dyn_alpha else _NONE_I,
                            s.hard if s.hard is not None else _NONE_B, s.task, s.req_index if dyn_alpha else _NONE_I,
@@ -599,28 +610,8 @@ def _step_dynamic(u, state, gamma, cfg):
         new.update(post_a=flt[4], post_b=flt[5])
     elif grid:
         new["belief"] = belief_next
-    if beyond:
-        new["obs"] = None
-        _requests_past_pool(u, s, new, flags[0], cfg)
     res.__dict__["info"] = info
     return _with(s, **new), res
-
-
-def _requests_past_pool(u, s: State, new: dict, done: np.ndarray, cfg: SystemConfig) -> None:
-    """Requests that start past the reset pool (rare), from this step's draws, written into the
-    next state's fields ``new`` (whose observation is then recomputed by :func:`observe`)."""
-    lay = _layout(cfg)["step"]
-    rows, devs = np.nonzero(done & (new["req_index"] > REQUEST_POOL))
-    t_new = _task_from_uniform(u[rows, lay["task"].start + devs], cfg)
-    length, a_new, a0, b0 = _new_request(u[rows, lay["length"].start + devs], u[rows, lay["alpha"].start + devs],
-                                         t_new, cfg)
-    new["task"][rows, devs], new["alpha_req"][rows, devs], new["remaining"][rows, devs] = t_new, a_new, length
-    new["alpha"][rows, devs] = (acceptance.markov_alpha(a_new, new["hard"][rows, devs], cfg.markov_delta)
-                                if cfg.alpha_dynamics == "markov" else a_new)
-    if cfg.belief == "beta":
-        new["post_a"][rows, devs], new["post_b"][rows, devs] = a0, b0
-    elif cfg.belief == "grid":
-        new["belief"][rows, devs] = _grid(cfg)["prior"][t_new]
 
 
 def _squash(g):

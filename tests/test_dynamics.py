@@ -572,8 +572,10 @@ def test_request_renewals_in_and_past_the_pool(over):
             j = s.req_index[r, i]
             if j <= F.REQUEST_POOL:
                 in_pool += 1
-                task, length, a = before.req_pool[r, i, j - 1]
-                assert (s.task[r, i], s.remaining[r, i], s.alpha_req[r, i]) == (task, length, a)
+                task, length, u_alpha = before.req_pool[r, i, j - 1]
+                a0, b0 = acceptance.beta_prior(cfg.acceptance_rates[int(task)], cfg.alpha_concentration)
+                assert s.alpha_req[r, i] == pytest.approx(stats.beta(a0, b0).ppf(u_alpha), rel=1e-9)
+                assert (s.task[r, i], s.remaining[r, i]) == (task, length)
             else:
                 past += 1
                 assert s.remaining[r, i] >= 1 and 0 < s.alpha_req[r, i] <= 1
