@@ -68,7 +68,7 @@ from numba import njit
 from . import acceptance, channel, latency
 from ._numeric import ufunc
 from .config import SystemConfig
-from .goodput import RoundResult, evaluate_round, kernel_outputs, kernel_params, kernel_result, round_rows
+from .goodput import RoundResult, kernel_outputs, kernel_params, kernel_result, round_rows
 
 DEVICE_FEATURES = 5
 GLOBAL_FEATURES = 2
@@ -452,7 +452,8 @@ def _dynamic_rows(u, lay, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, do
     belief_mode, alpha_mode, capped = int(dyn[4]), int(dyn[5]), dyn[9] != 0
     cap, nf, statistical = int(params[10]), int(dyn[10]), dyn[11] != 0
     first_rej, left, task_next, index_next = ints[3], ints[4], ints[5], ints[6]
-    gc_ul, gc_dl, gn_ul, gn_dl, pa, pb, alpha_next, req_next = flt[0], flt[1], flt[2], flt[3], flt[4], flt[5], flt[6], flt[7]
+    gc_ul, gc_dl, gn_ul, gn_dl = flt[0], flt[1], flt[2], flt[3]
+    pa, pb, alpha_next, req_next = flt[4], flt[5], flt[6], flt[7]
     done, hard_next = flags[0], flags[1]
     h_corr, h_next, w_next = hc[0], hc[1], hc[2]
     acceptance.outcome_rows(u, lay[0], alpha, cap, first_rej)
@@ -590,12 +591,12 @@ def _step_dynamic(u, state, gamma, cfg):
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
     _dynamic_rows(u, consts[0], s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
-                           s.h if gm else _NONE_C[0], s.w if gm else _NONE_C[0], s.doppler if gm else _NONE_F,
-                           s.alpha_req if dyn_alpha else _NONE_F, s.remaining if dyn_alpha else _NONE_I,
-                           s.hard if s.hard is not None else _NONE_B, s.task, s.req_index if dyn_alpha else _NONE_I,
-                           s.req_pool if dyn_alpha else _NONE_POOL, s.post_a if s.post_a is not None else _NONE_F,
-                           s.post_b if s.post_b is not None else _NONE_F, s.belief if grid else _NONE_BELIEF,
-                           s.static_obs, gamma, *consts[1:], *outs, flt, flags, hc, belief_next, obs)
+                  s.h if gm else _NONE_C[0], s.w if gm else _NONE_C[0], s.doppler if gm else _NONE_F,
+                  s.alpha_req if dyn_alpha else _NONE_F, s.remaining if dyn_alpha else _NONE_I,
+                  s.hard if s.hard is not None else _NONE_B, s.task, s.req_index if dyn_alpha else _NONE_I,
+                  s.req_pool if dyn_alpha else _NONE_POOL, s.post_a if s.post_a is not None else _NONE_F,
+                  s.post_b if s.post_b is not None else _NONE_F, s.belief if grid else _NONE_BELIEF,
+                  s.static_obs, gamma, *consts[1:], *outs, flt, flags, hc, belief_next, obs)
     res = kernel_result(ints, reals, rej, modes, per_round)
     new = {"g_ul": flt[2], "g_dl": flt[3], "alpha": flt[6], "t": s.t + 1, "obs": obs}
     if gm:
