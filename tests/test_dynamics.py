@@ -590,3 +590,27 @@ def test_request_renewals_in_and_past_the_pool(over):
         not_done = ~done
         np.testing.assert_array_equal(s.task[not_done], before.task[not_done])
     assert in_pool > 20 and past > 20
+
+
+def test_dynamic_id_in_spawned_subprocesses_matches_in_process():
+    """A fresh (spawned) process binds SciPy's J0 and betaincinv for the cached kernels: SB3's
+    SubprocVecEnv on a dynamic id gives the in-process env's observations and rewards."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    env_id = "msenv/MultiSpin-Dynamic-Small-v0"
+    venv = make_vec_env("msenv:" + env_id, n_envs=2, seed=7, vec_env_cls=SubprocVecEnv,
+                        vec_env_kwargs=dict(start_method="spawn"))
+    try:
+        obs = venv.reset()
+        refs = [gym.make(env_id) for _ in range(2)]
+        np.testing.assert_array_equal(obs, np.stack([e.reset(seed=7 + i)[0] for i, e in enumerate(refs)]))
+        for t in range(12):
+            actions = np.array([[1 + (t + i) % 6] * 6 for i in range(2)])
+            obs, rew, _, _ = venv.step(actions)
+            for i, e in enumerate(refs):
+                o, r, *_ = e.step(actions[i])
+                np.testing.assert_array_equal(obs[i], o)
+                assert rew[i] == pytest.approx(r, rel=1e-6)  # SB3 stores rewards as float32
+    finally:
+        venv.close()
