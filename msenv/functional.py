@@ -314,12 +314,16 @@ def _task_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     return _task_ufunc(u, len(cfg.tasks))
 
 
+def _request_length(u_len, task, cfg: SystemConfig):
+    """A request's length in tokens, geometric with its task's mean."""
+    return acceptance.geometric_from_uniform(u_len, np.asarray(cfg.request_mean_tokens)[task])
+
+
 def _new_request(u_len, u_alpha, task, cfg: SystemConfig):
     """A request's length, α (Beta around the task's mean) and the posterior prior."""
     mean_alpha = _task_alpha(task, cfg)
     a0, b0 = acceptance.beta_prior(mean_alpha, cfg.alpha_concentration)
-    length = acceptance.geometric_from_uniform(u_len, np.asarray(cfg.request_mean_tokens)[task])
-    return length, acceptance.beta_from_uniform(u_alpha, a0, b0), a0, b0
+    return _request_length(u_len, task, cfg), acceptance.beta_from_uniform(u_alpha, a0, b0), a0, b0
 
 
 def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
@@ -348,7 +352,7 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
         length, alpha_req, a0, b0 = _new_request(u[:, lay["length"]], u[:, lay["alpha"]], task, cfg)
         pool_u = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
         pool_task = _task_from_uniform(pool_u[..., 0], cfg)
-        pool_len = acceptance.geometric_from_uniform(pool_u[..., 1], np.asarray(cfg.request_mean_tokens)[pool_task])
+        pool_len = _request_length(pool_u[..., 1], pool_task, cfg)
         # α by the step kernel when the request starts (an inverse Beta CDF costs ≈ 1 µs)
         pool = np.stack([pool_task, pool_len, pool_u[..., 2]], axis=-1).astype(float)  # exact: ints < 2^53
         dyn.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
