@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
+    tr.add_argument("--bc-init", metavar="CONTROLLER", default=None,
+                    help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. greedy-saa")
+    tr.add_argument("--bc-episodes", type=int, default=300, help="episodes the --bc-init controller plays (default 300)")
+    tr.add_argument("--bc-epochs", type=int, default=40, help="behaviour-cloning epochs (default 40; best held-out kept)")
     tr.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads (default 1: fastest for these small nets)")
     ev = ap.add_argument_group("evaluation and output")
     ev.add_argument("--eval-episodes", type=int, default=10, help="held-out episodes for the final comparison (default 10)")
@@ -102,7 +106,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     if args.timesteps is None:
         args.timesteps = 500_000
     for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads",
-                 "frame_stack"):
+                 "frame_stack", "bc_episodes", "bc_epochs"):
         val = getattr(args, name)
         if val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
@@ -116,6 +120,15 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         ap.error(f"--learning-rate {args.learning_rate} is invalid; allowed: a number > 0")
     if args.gamma is not None and not 0.0 <= args.gamma <= 1.0:
         ap.error(f"--gamma {args.gamma} is invalid; allowed: a number in [0, 1]")
+    if args.bc_init is not None:
+        from baselines import make_controller
+
+        try:
+            make_controller(args.bc_init)
+        except ValueError as e:
+            ap.error(f"--bc-init: {e}")
+        if args.frame_stack != 1:
+            ap.error(f"--bc-init needs --frame-stack 1 (got {args.frame_stack})")
     if args.action_prior is not None and args.action_prior < 0:
         ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a number ≥ 0")
     overrides: dict[str, Any] = {}
@@ -263,6 +276,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     else:
         venv = normalize(raw_venv, gamma)
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
+        if args.bc_init:
+            from agents.bc import clone, collect
+
+            t0 = time.perf_counter()
+            demos = collect(args.bc_init, cfg, args.bc_episodes, workers=args.workers, progress=progress)
+            fit = clone(model, venv, demos, epochs=args.bc_epochs, seed=args.seed)
+            print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
+                  f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
     eval_env = stack_frames(normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False),
                             args.frame_stack)
     metrics = MetricsCallback(refs)
