@@ -303,6 +303,14 @@ class ControllerFactory:
         return make_controller(self.name)
 
 
+def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:
+    """``ppo:<run>`` for a saved agent: the run directory for train.py's ``<run>/agent``, else the
+    agent's own directory; the whole path when that label is already ``taken``."""
+    p = Path(path)
+    label = f"ppo:{p.parent.name if p.name == 'agent' else p.name}"
+    return f"ppo:{path}" if label in taken else label
+
+
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     """``field=value`` strings → dict (values parsed as JSON when possible)."""
     out: dict[str, Any] = {}
@@ -353,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         for path in args.agent:
             from agents.controller import AgentFactory
 
-            label = f"ppo:{Path(path).parent.name}"
+            label = agent_label(path, [e.label for e in entries])
             if not (Path(path) / "model.zip").exists():
                 raise ValueError(f"--agent {path}: no saved agent there (expected model.zip)")
             entries.append(Entry(label, AgentFactory(path, label)))

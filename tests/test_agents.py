@@ -131,6 +131,18 @@ def test_ppo_controller_runs_in_harness(tmp_path):
     assert rows[1]["controller"] == "ppo" and rows[1]["throughput"] > 0
 
 
+def test_evaluate_cli_labels_each_agent_once(tmp_path):
+    from baselines.evaluate import main as evaluate_main
+
+    model, venv = _train(tmp_path)
+    paths = [save_agent(tmp_path / d, model, venv, SMALL) for d in ("run1/agent", "x/bc", "y/bc")]
+    args = ["--controllers", "fixed-2", "--set", "num_devices=4", "gamma_max=8", "--episodes", "2", "--rounds", "3",
+            "--no-progress", "--out", str(tmp_path / "e.csv"), "--agent", *map(str, paths)]
+    rows = evaluate_main(args)
+    assert [r["controller"] for r in rows] == ["fixed-2", "ppo:run1", "ppo:bc", f"ppo:{paths[2]}"]
+    assert rows[1]["throughput"] == rows[2]["throughput"] == rows[3]["throughput"]  # one policy, same seeds
+
+
 def _run(args, timeout=240):
     env = {**os.environ, "MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
