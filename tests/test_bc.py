@@ -34,22 +34,33 @@ def test_returns_are_the_direct_sums():
             assert run[t] == pytest.approx(sum(gamma ** (t - j) * r[j] for j in before), abs=1e-12)
 
 
-def test_collect_plays_the_controller_on_its_seeds():
-    demos = collect("optimal-uniform", SMALL, 3, seed=70)
+DYN_SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10, channel_dynamics="gauss_markov",
+                         csi="decision", alpha_dynamics="markov", alpha_observed=False)
+
+
+@pytest.mark.parametrize("name,cfg", [("optimal-uniform", SMALL), ("oracle-greedy", DYN_SMALL)])
+def test_collect_plays_the_controller_on_its_seeds(name, cfg):
+    """The demonstrations are the evaluation harness's episodes (an oracle controller acts on the
+    oracle context, the recorded observations are the server's)."""
     from msenv.env import MultiSpinEnv
 
-    assert demos.obs.shape == (30,) + MultiSpinEnv(SMALL).observation_space.shape and demos.actions.shape == (30, 4)
+    demos = collect(name, cfg, 3, seed=70)
+    assert demos.obs.shape == (30,) + MultiSpinEnv(cfg).observation_space.shape and demos.actions.shape == (30, 4)
     assert np.array_equal(demos.episode, np.repeat([0, 1, 2], 10))
     for i in range(3):
         rows = demos.episode == i
-        ref = run_episode(make_controller("optimal-uniform"), SMALL, 70 + i)  # the evaluation harness's episode
-        assert demos.rewards[rows].mean() / SMALL.reward_scale == pytest.approx(ref.goodput, rel=1e-12)
+        ref = run_episode(make_controller(name), cfg, 70 + i)  # the evaluation harness's episode
+        assert demos.rewards[rows].mean() / cfg.reward_scale == pytest.approx(ref.goodput, rel=1e-12)
         assert demos.actions[rows].mean() == pytest.approx(ref.mean_gamma, rel=1e-12)
-        assert np.all(demos.actions[rows] == demos.actions[rows][:, :1])  # uniform: one γ per round
+        env = MultiSpinEnv(cfg)
+        first, _ = env.reset(seed=70 + i)
+        assert np.array_equal(demos.obs[rows][0], first)
+    if name == "optimal-uniform":
+        assert np.all(demos.actions == demos.actions[:, :1])  # uniform: one γ per round
     with pytest.raises(ValueError, match="controller 'nope' is not known"):
-        collect("nope", SMALL, 1)
+        collect("nope", cfg, 1)
     with pytest.raises(ValueError, match="episodes=0 is invalid"):
-        collect("fixed-2", SMALL, 0)
+        collect("fixed-2", cfg, 0)
 
 
 def test_clone_fits_a_known_rule_and_sets_the_normalisation():
