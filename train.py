@@ -284,6 +284,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             fit = clone(model, venv, demos, epochs=args.bc_epochs, seed=args.seed)
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+            # the cloned policy before any PPO update, compared in the final table
+            save_agent(out / "cloned", model, venv, cfg, extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
     eval_env = stack_frames(normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False),
                             args.frame_stack)
     metrics = MetricsCallback(refs)
@@ -324,7 +326,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return {"exit_code": code, "log_dir": str(out), "num_timesteps": int(model.num_timesteps)}
 
     # (3) PPO on the same held-out seeds; (4) paired table + plot
-    ppo_results = evaluate([Entry("ppo", AgentFactory(agent_dir))], cfg, args.eval_episodes, args.eval_seed, progress=progress)
+    agents = [Entry("ppo", AgentFactory(agent_dir))]
+    if getattr(args, "bc_init", None) and (out / "cloned").exists():
+        agents.append(Entry(f"cloned:{args.bc_init}", AgentFactory(out / "cloned")))
+    ppo_results = evaluate(agents, cfg, args.eval_episodes, args.eval_seed, progress=progress)
     rows = summarize(base_results[: args.eval_episodes] + ppo_results + base_results[args.eval_episodes :])
     title = (f"{cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out episodes × {cfg.episode_length} rounds "
              f"(seeds {args.eval_seed}..), PPO {args.timesteps} steps")

@@ -118,3 +118,8 @@ def test_train_starts_from_a_cloned_controller(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     line = next(s for s in r.stdout.splitlines() if s.startswith("behaviour cloning of fixed-3"))
     assert "200 decisions" in line and "held-out accuracy per device 1.000" in line
+    import json
+
+    table = json.loads((tmp_path / "bc" / "comparison.json").read_text())["table"]
+    cloned = next(row for row in table if row["controller"] == "cloned:fixed-3")
+    assert cloned["mean_gamma"] == 3.0  # the cloned policy, before PPO's updates, drafts 3 everywhere
