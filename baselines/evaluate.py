@@ -304,10 +304,10 @@ class ControllerFactory:
 
 
 def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:
-    """``ppo:<run>`` for a saved agent: the run directory for train.py's ``<run>/agent``, else the
-    agent's own directory; the whole path when that label is already ``taken``."""
+    """``ppo:<run>`` for train.py's ``<run>/agent``, else ``ppo:<parent>/<dir>`` (e.g.
+    ``ppo:<run>/cloned``); the whole path when that label is already ``taken``."""
     p = Path(path)
-    label = f"ppo:{p.parent.name if p.name == 'agent' else p.name}"
+    label = f"ppo:{p.parent.name if p.name == 'agent' else f'{p.parent.name}/{p.name}'}"
     return f"ppo:{path}" if label in taken else label
 
 

@@ -135,11 +135,11 @@ def test_evaluate_cli_labels_each_agent_once(tmp_path):
     from baselines.evaluate import main as evaluate_main
 
     model, venv = _train(tmp_path)
-    paths = [save_agent(tmp_path / d, model, venv, SMALL) for d in ("run1/agent", "x/bc", "y/bc")]
+    paths = [save_agent(tmp_path / d, model, venv, SMALL) for d in ("run1/agent", "x/bc", "z/x/bc")]
     args = ["--controllers", "fixed-2", "--set", "num_devices=4", "gamma_max=8", "--episodes", "2", "--rounds", "3",
             "--no-progress", "--out", str(tmp_path / "e.csv"), "--agent", *map(str, paths)]
     rows = evaluate_main(args)
-    assert [r["controller"] for r in rows] == ["fixed-2", "ppo:run1", "ppo:bc", f"ppo:{paths[2]}"]
+    assert [r["controller"] for r in rows] == ["fixed-2", "ppo:run1", "ppo:x/bc", f"ppo:{paths[2]}"]
     assert rows[1]["throughput"] == rows[2]["throughput"] == rows[3]["throughput"]  # one policy, same seeds
 
 
