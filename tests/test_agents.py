@@ -173,6 +173,9 @@ def test_train_quick_end_to_end(tmp_path):
     (["--env-id", "CartPole-v1"], "invalid choice"),
     (["--learning-rate", "0"], "--learning-rate 0"),
     (["--frame-stack", "0"], "--frame-stack 0 is invalid"),
+    (["--bc-init", "nope"], "--bc-init: controller 'nope' is not known"),
+    (["--bc-init", "greedy-saa", "--frame-stack", "2"], "--bc-init needs --frame-stack 1"),
+    (["--bc-episodes", "0"], "--bc-episodes 0 is invalid"),
 ])
 def test_cli_rejects_bad_arguments(args, msg, capsys):
     import train
