@@ -40,25 +40,12 @@ class Demonstrations:
 
 
 def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from baselines.base import check_output, controller_context
-    from msenv.env import MultiSpinEnv
+    from baselines.evaluate import play
 
     factory, config, seed = job
-    controller = factory()
-    env = MultiSpinEnv(config)
-    obs, _ = env.reset(seed=seed)
-    controller.reset(seed)
-    rows, acts, rews = [], [], []
-    done = False
-    while not done:
-        ctx = controller_context(controller, env)
-        gamma = check_output(controller, controller.act(ctx, obs), ctx)
-        rows.append(obs)
-        acts.append(gamma)
-        obs, reward, term, trunc, _ = env.step(gamma)
-        rews.append(reward)
-        done = term or trunc
-    return np.asarray(rows), np.asarray(acts, dtype=np.int64), np.asarray(rews, dtype=float)
+    rounds = list(play(factory(), config, seed))
+    return (np.asarray([r[0] for r in rounds]), np.asarray([r[1] for r in rounds], dtype=np.int64),
+            np.asarray([r[2] for r in rounds], dtype=float))
 
 
 def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DEMO_SEED, workers: int = 1,

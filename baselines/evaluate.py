@@ -27,7 +27,7 @@ import csv
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -71,22 +71,30 @@ class EpisodeStats:
     share_no_draft: float = 0.0  #: fraction of rounds in which no device drafts (γ = 0 everywhere)
 
 
-def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
-    """Play one episode of ``config.episode_length`` rounds; return its statistics."""
+def play(controller: Controller, config: SystemConfig, seed: int) -> Iterator[tuple]:
+    """One episode of ``controller`` on seed ``seed``: yields, per round, (observation it acted
+    on, draft lengths, reward, info, decision time in s)."""
     env = MultiSpinEnv(config)
     obs, _ = env.reset(seed=seed)
     controller.reset(seed)
-    good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
-    tokens = time_ = 0.0
     done = False
     while not done:
         ctx = controller_context(controller, env)
         t0 = time.perf_counter()
         gamma = controller.act(ctx, obs)
-        dec.append(time.perf_counter() - t0)
+        decision_s = time.perf_counter() - t0
         gamma = check_output(controller, gamma, ctx)
-        obs, _, term, trunc, info = env.step(gamma)
-        done = term or trunc
+        nxt, reward, term, trunc, info = env.step(gamma)
+        yield obs, gamma, reward, info, decision_s
+        obs, done = nxt, term or trunc
+
+
+def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+    """Play one episode of ``config.episode_length`` rounds; return its statistics."""
+    good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
+    tokens = time_ = 0.0
+    for _, gamma, _, info, decision_s in play(controller, config, seed):
+        dec.append(decision_s)
         good.append(info["goodput"])
         t_com.append(info["t_com"])
         t_cmp.append(info["t_draft"] + info["t_verify"])
