@@ -66,18 +66,6 @@ def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DE
     )
 
 
-def discounted_returns(rewards: np.ndarray, episode: np.ndarray, gamma: float) -> np.ndarray:
-    """Σ_j γ^j r_{t+j} within each episode (truncated at its end)."""
-    out = np.empty(len(rewards))
-    acc = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        if t == len(rewards) - 1 or episode[t + 1] != episode[t]:
-            acc = 0.0
-        acc = rewards[t] + gamma * acc
-        out[t] = acc
-    return out
-
-
 def running_returns(rewards: np.ndarray, episode: np.ndarray, gamma: float) -> np.ndarray:
     """The returns VecNormalize tracks to scale rewards: R_t = γ R_{t−1} + r_t, reset at each
     episode's start."""
@@ -89,6 +77,12 @@ def running_returns(rewards: np.ndarray, episode: np.ndarray, gamma: float) -> n
         acc = gamma * acc + rewards[t]
         out[t] = acc
     return out
+
+
+def discounted_returns(rewards: np.ndarray, episode: np.ndarray, gamma: float) -> np.ndarray:
+    """Σ_j γ^j r_{t+j} within each episode (truncated at its end): the running returns of the
+    time-reversed episodes, reversed."""
+    return running_returns(rewards[::-1], episode[::-1], gamma)[::-1]
 
 
 def clone(model, venv, demos: Demonstrations, epochs: int = 40, batch_size: int = 512, learning_rate: float = 1e-3,
