@@ -6,7 +6,9 @@
 2. batched round kernel (``evaluate_round``), device-rounds per second on one core; the batched
    step with dynamics (``functional.step_state`` on the Dynamic id's config, all of §11 on, the
    observation included), then with one part of §11 off at a time (Beta belief, α fixed and
-   observed, i.i.d. fading, all off): what each part costs per device-round;
+   observed, i.i.d. fading, all off): what each part costs per device-round; the paper id's
+   batched step, and from it the floor of the Dynamic / paper step ratio — the paper id's step
+   plus K × the extra arithmetic per device-round, i.e. what the ratio would be with no overhead;
 3. reactive solve of 1000 outcomes × 20 devices.
 """
 
@@ -91,6 +93,7 @@ def main(argv=None) -> dict:
     t_dyn, t_ms = interleaved(dynamic, paper, max(args.rounds // 2, 1))
     ratio = t_dyn / t_ms
     out.update(dynamic_step_us=np.median(t_dyn) * 1e6, dynamic_ratio=float(np.median(ratio)))
+    paper_step = float(np.median(t_ms))
     row("env step, msenv/MultiSpin-Dynamic-v0 (K=20)", f"{np.median(t_dyn) * 1e6:.1f} us", "(median)")
     row("ratio Dynamic / paper id", f"{np.median(ratio):.2f} x", "(median; target <= 1.5x)")
 
@@ -123,6 +126,16 @@ def main(argv=None) -> dict:
         out["dynamic_kernel_device_rounds_per_s" + key] = rate
         row(f"batched step with dynamics{label}, {n} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s",
             "(target >= 5 M)" if not key else f"({cost[key]:.0f} ns per device-round)")
+    # the paper id's batched step (its own compiled kernel), for the arithmetic floor below
+    pstate = F.reset_state(np.random.default_rng(2).random((n, F.reset_draws(cfg))), cfg)
+    pu = np.random.default_rng(3).random((n, F.step_draws(cfg)))
+    paper_cost = 1e9 * best_of(lambda: F.step_state(pu, pstate, g, cfg), repeat=5) / (n * 20)
+    floor = (paper_step + 20 * (cost[""] - paper_cost) * 1e-9) / paper_step
+    out.update(paper_step_ns_per_device_round=paper_cost, dynamic_ratio_floor=floor)
+    row(f"batched step, paper scenario, {n} rounds x 20 devices", f"{1e3 / paper_cost:.2f} M dev-rounds/s",
+        f"({paper_cost:.0f} ns per device-round)")
+    row("floor of the ratio Dynamic / paper id", f"{floor:.2f} x",
+        "(paper step + 20 x the extra batched cost per device-round: no overhead at all)")
     for key, part in (("_alpha_observed", "hidden, drifting alpha + its filter"),
                       ("_iid_channel", "Gauss-Markov channel (2 J0, 2 complex draws per link)")):
         row(f"  cost of the {part}", f"{cost[''] - cost[key]:.0f} ns per device-round", "(all on minus it off)")
