@@ -128,8 +128,8 @@ def main(argv=None) -> dict:
         f"(median; range {ratio.min():.2f}-{ratio.max():.2f}; target <= 1.5x)")
     row("  floor of that ratio: paper step + 20 x extra cost", f"{np.median(floor):.2f} x",
         f"(median; range {floor.min():.2f}-{floor.max():.2f}; the ratio with no overhead at all)")
-    row("  batched step, Dynamic id / paper id, per dev-round", f"{np.median(c_dyn) * 1e9:.0f} / {np.median(c_paper) * 1e9:.0f} ns",
-        "(median)")
+    row("  batched step, Dynamic id / paper id, per dev-round",
+        f"{np.median(c_dyn) * 1e9:.0f} / {np.median(c_paper) * 1e9:.0f} ns", "(median)")
 
     gamma, f, t_draft, g_ul, g_dl = random_batch(args.batch, 20)
     t = best_of(lambda: evaluate_round(gamma, f, t_draft, g_ul, g_dl, cfg), repeat=5)
