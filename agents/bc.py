@@ -43,9 +43,8 @@ def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from baselines.evaluate import play
 
     factory, config, seed = job
-    rounds = list(play(factory(), config, seed))
-    return (np.asarray([r[0] for r in rounds]), np.asarray([r[1] for r in rounds], dtype=np.int64),
-            np.asarray([r[2] for r in rounds], dtype=float))
+    obs, actions, rewards, _, _ = zip(*play(factory(), config, seed))
+    return np.asarray(obs), np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=float)
 
 
 def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DEMO_SEED, workers: int = 1,
