@@ -113,8 +113,9 @@ def main(argv=None) -> dict:
     dynamic = env_stepper("msenv/MultiSpin-Dynamic-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
     # the floor of the ratio, measured in the same alternation: the paper id's step plus K × the
     # extra arithmetic of SPEC §11 per device-round (batched steps, where per-call overhead vanishes)
-    gamma = random_batch(args.batch // 5, 20)[0]
-    dyn_batch, paper_batch = batched_stepper(dyn_cfg, gamma), batched_stepper(cfg, gamma)
+    n = args.batch // 5
+    g = random_batch(n, 20)[0]
+    dyn_batch, paper_batch = batched_stepper(dyn_cfg, g), batched_stepper(cfg, g)
     n_runs = max(args.rounds // 2, 1)
     t_dyn, t_ms, c_dyn, c_paper = (np.empty(n_runs) for _ in range(4))
     for i in range(n_runs):
@@ -137,8 +138,6 @@ def main(argv=None) -> dict:
     out["kernel_device_rounds_per_s"] = rate
     row(f"round kernel, {args.batch} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s", "(target >= 3 M)")
 
-    n = args.batch // 5
-    g = gamma[:n]
     # the Dynamic id's step, then with one part of SPEC §11 off at a time: what each part costs
     observed = {"alpha_dynamics": "fixed", "alpha_observed": True}
     static = {"channel_dynamics": "iid", "csi": "oracle"}
