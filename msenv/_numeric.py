@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, vectorize
 
 
@@ -71,3 +72,25 @@ def scipy_special(name: str, nargs: int):
             llvmlite.binding.add_symbol(symbol, get_cython_function_address("scipy.special.cython_special", key))
             return types.ExternalFunction(symbol, types.float64(*([types.float64] * nargs), types.intc))
     raise ImportError(f"scipy.special.cython_special has no {want!r} named {name}")
+
+
+def as_rows(x, lead, k, dtype=float):
+    """An array broadcastable to lead + (K,) as contiguous rows [N, K] (a shared row: [1, K])."""
+    if type(x) is np.ndarray and x.dtype == dtype and x.shape[:-1] == lead and x.flags.c_contiguous:
+        return x.reshape(-1, k)  # the hot path: already [..., K] rows
+    x = np.asarray(x, dtype=dtype)
+    if x.ndim <= 1:
+        return np.ascontiguousarray(x.reshape(1, k) if x.shape == (k,) else np.broadcast_to(x, (k,))[None])
+    if x.shape[:-1] != lead or x.shape[-1] != k:
+        x = np.broadcast_to(x, lead + (k,))
+    return np.ascontiguousarray(x.reshape(-1, k))
+
+
+def as_flat(x, lead):
+    """A scalar or an array over the leading axes as contiguous floats [N] (shared: [1])."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        return x.reshape(1)
+    if x.shape != lead:
+        x = np.broadcast_to(x, lead)
+    return np.ascontiguousarray(x.reshape(-1))

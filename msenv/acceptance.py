@@ -13,12 +13,14 @@ F_k > γ_max behaves exactly like F_k = ∞ for every allowed γ, so samples are
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 from numba import njit
 
 from ._numeric import pairwise_sum, scipy_special, ufunc
+from .slots import MO
 
 
 def _first_rejection(u, alpha, cap):
@@ -172,7 +174,7 @@ def grid_alpha(n: int, delta: float) -> np.ndarray:
 
 
 @njit(cache=True, error_model="numpy")
-def _filter_rows(belief, accepted, rejected, likelihoods, stay, out):
+def filter_rows(belief, accepted, rejected, likelihoods, stay, out):
     """Bayes update then the chain's step, per device (compiled; see :func:`filter_step`);
     ``likelihoods[A, rejected]`` = α^A·(1 − α)^rejected of every cell."""
     n, g, _ = belief.shape
@@ -209,13 +211,13 @@ def filter_step(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, 
     if likelihoods is None or len(acc) and acc.max() >= len(likelihoods):
         likelihoods = filter_likelihoods(alpha_cells, int(acc.max(initial=0)))
     out = np.empty(lead + (g, 2))
-    _filter_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), acc, np.asarray(rejected, dtype=np.bool_).reshape(-1),
+    filter_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), acc, np.asarray(rejected, dtype=np.bool_).reshape(-1),
                  likelihoods, float(stay), out.reshape(-1, g, 2))
     return out
 
 
 @njit(cache=True, error_model="numpy")
-def _moment_rows(belief, alpha_cells, out):
+def moment_rows(belief, alpha_cells, out):
     n, g, _ = belief.shape
     for d in range(n):
         mean = second = hard = 0.0
@@ -226,9 +228,9 @@ def _moment_rows(belief, alpha_cells, out):
                 mean += p * a
                 second += p * (a * a)
             hard += belief[d, j, 1]
-        out[0, d] = mean
-        out[1, d] = math.sqrt(max(second - mean * mean, 0.0))
-        out[2, d] = hard
+        out[MO.mean, d] = mean
+        out[MO.sd, d] = math.sqrt(max(second - mean * mean, 0.0))
+        out[MO.p_hard, d] = hard
 
 
 def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,6 +238,27 @@ def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndar
     belief [..., n, 2] (one compiled pass)."""
     lead, g = belief.shape[:-2], belief.shape[-2]
     out = np.empty((3, math.prod(lead)))
-    _moment_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), alpha_cells, out)
-    out = out.reshape((3,) + lead)
-    return out[0], out[1], out[2]
+    moment_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), alpha_cells, out)
+    out = out.reshape((len(MO),) + lead)
+    return out[MO.mean], out[MO.sd], out[MO.p_hard]
+
+
+#: codes of ``cfg.belief`` in the compiled kernels: none (α observed), Beta posterior, chain filter
+BELIEF_CODES = {None: 0, "beta": 1, "grid": 2}
+
+
+@functools.lru_cache(maxsize=64)
+def grid_belief(cfg) -> dict[str, np.ndarray | float]:
+    """The "grid" belief's constants for a config: α of each cell [n, 2], the likelihood table of
+    :func:`filter_likelihoods`, the per-task prior [tasks, n, 2] (request α ~ Beta, the chain at
+    its stationary law ½, ½) and the chain's stay probability."""
+    n = cfg.alpha_grid_size
+    markov = cfg.alpha_dynamics == "markov"
+    prior = grid_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration, n)
+    cells = grid_alpha(n, cfg.markov_delta if markov else 0.0)
+    return {
+        "alpha": cells,
+        "likelihoods": filter_likelihoods(cells, cfg.gamma_max),
+        "prior": np.repeat(0.5 * prior[..., None], 2, axis=-1),
+        "stay": cfg.markov_stay if markov else 1.0,
+    }

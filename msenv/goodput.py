@@ -15,8 +15,10 @@ import numpy as np
 from numba import njit
 
 from . import acceptance, latency, reactive
-from .latency import _latency_rows as latency_rows
+from ._numeric import as_flat, as_rows
+from .latency import latency_rows
 from .config import SystemConfig
+from .slots import FR, IR, PR, Ints, Reals, RoundParams, RP, pack
 
 
 @dataclass(frozen=True)
@@ -77,12 +79,12 @@ def communication_time(
 def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, has_cap, params,
                 ints, reals, rejected, modes, per_round):
     """The round kernel over rows (compiled): outcome → reactive solution → latency → goodput.
-    Rows of length 1 are shared; ``params`` = :func:`kernel_params`; outputs: ``ints`` [3, N, K]
-    (tokens, served, accepted), ``reals`` [2, N, K] (DL power, UL delay), ``per_round`` [6, N]
-    (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
+    Rows of length 1 are shared; ``params`` = :func:`round_params`; outputs (:mod:`msenv.slots`):
+    ``ints`` [≥ 3, N, K] (tokens, served, accepted), ``reals`` [≥ 2, N, K] (DL power, UL delay),
+    ``per_round`` [6, N] (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
     n, k = gamma.shape
-    drafting_only = params[9] != 0.0
-    tokens, served, accepted = ints[0], ints[1], ints[2]
+    drafting_only = params[RP.drafting_only] != 0.0
+    tokens, served, accepted = ints[IR.tokens], ints[IR.served], ints[IR.accepted]
     for r in range(n):
         for i in range(k):
             g = gamma[r, i]
@@ -91,10 +93,12 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
             accepted[r, i] = a
             rejected[r, i] = acceptance.rejected_scalar(f, g)
             served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
-    reactive._solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[0], params[1], params[2], params[3],
-                         int(params[4]), False, True, modes, reals[0], reals[1], per_round[2])
-    latency_rows(gamma, t_draft, params[5], params[6], params[7], params[8], drafting_only, per_round[0],
-                 per_round[1])
+    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[RP.n0_ul_w_hz], params[RP.n0_dl_w_hz],
+                        params[RP.bandwidth_hz], params[RP.payload_bits], int(params[RP.policy]), False, True, modes,
+                        reals[FR.dl_power], reals[FR.ul_delay], per_round[PR.t_com])
+    latency_rows(gamma, t_draft, params[RP.t_verify_base_s], params[RP.t_verify_per_device_s],
+                 params[RP.t_verify_per_token_s], params[RP.t_verify_per_padded_token_s], drafting_only,
+                 per_round[PR.t_draft], per_round[PR.t_verify])
     for r in range(n):
         total = 0
         for i in range(k):
@@ -103,10 +107,10 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
                 tok = min(tok, cap[r if cap.shape[0] > 1 else 0, i])
             tokens[r, i] = tok
             total += tok
-        t = per_round[0, r] + per_round[1, r] + per_round[2, r]
-        per_round[3, r] = t
-        per_round[4, r] = total / t
-        per_round[5, r] = total
+        t = per_round[PR.t_draft, r] + per_round[PR.t_verify, r] + per_round[PR.t_com, r]
+        per_round[PR.latency, r] = t
+        per_round[PR.goodput, r] = total / t
+        per_round[PR.total_tokens, r] = total
 
 
 def evaluate_round(
@@ -135,14 +139,14 @@ def evaluate_round(
     gamma = np.asarray(gamma)
     lead, k = gamma.shape[:-1], gamma.shape[-1]
     n = math.prod(lead)
-    rows, flat = reactive._rows, reactive._flat
+    rows, flat = as_rows, as_flat
     ints, reals, rej, modes, per_round = kernel_outputs(n, k)
     round_rows(rows(gamma, lead, k, np.int64), rows(first_rejection, lead, k, np.int64), rows(t_draft, lead, k),
                 rows(g_ul, lead, k), rows(g_dl, lead, k),
                 flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead), flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
-                reactive._NO_COINS if coins is None else rows(coins, lead, k),
+                reactive.NO_COINS if coins is None else rows(coins, lead, k),
                 _NO_CAP if token_cap is None else rows(token_cap, lead, k, np.int64), token_cap is not None,
-                kernel_params(cfg, policy), ints, reals, rej, modes, per_round)
+                round_params(cfg, policy), ints, reals, rej, modes, per_round)
     return kernel_result(ints, reals, rej, modes, per_round, lead)
 
 
@@ -151,33 +155,44 @@ def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundRe
     when it is not one batch axis)."""
     if lead is not None and len(lead) != 1:
         k = modes.shape[-1]
-        ints, reals = ints[:3].reshape((3,) + lead + (k,)), reals[:2].reshape((2,) + lead + (k,))
+        ints = ints[: len(RoundInts)].reshape((len(RoundInts),) + lead + (k,))
+        reals = reals[: len(RoundReals)].reshape((len(RoundReals),) + lead + (k,))
         rejected, modes = rejected.reshape(lead + (k,)), modes.reshape(lead + (k,))
-        per_round = per_round.reshape((6,) + lead)
+        per_round = per_round.reshape((len(PR),) + lead)
     res = object.__new__(RoundResult)  # frozen-dataclass construction without its per-field cost
-    res.__dict__.update(tokens=ints[0], accepted=ints[2], rejected=rejected, modes=modes, dl_power=reals[0],
-                        ul_delay=reals[1], t_draft=per_round[0], t_verify=per_round[1], t_com=per_round[2],
-                        latency=per_round[3], goodput=per_round[4], info=None, served=ints[1],
-                        total_tokens=per_round[5])
+    res.__dict__.update(tokens=ints[IR.tokens], accepted=ints[IR.accepted], rejected=rejected, modes=modes,
+                        dl_power=reals[FR.dl_power], ul_delay=reals[FR.ul_delay], t_draft=per_round[PR.t_draft],
+                        t_verify=per_round[PR.t_verify], t_com=per_round[PR.t_com], latency=per_round[PR.latency],
+                        goodput=per_round[PR.goodput], info=None, served=ints[IR.served],
+                        total_tokens=per_round[PR.total_tokens])
     return res
 
 
 def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:
     """Output buffers of :func:`round_rows` for n rounds of K devices (``extra`` more [N, K]
-    rows in the int and float blocks, for a caller's own outputs)."""
-    return (np.empty((3 + extra, n, k), np.int64), np.empty((2 + extra, n, k)), np.empty((n, k), np.bool_),
-            np.empty((n, k), np.int8), np.empty((6, n)))
+    rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.slots.Ints`,
+    :class:`~msenv.slots.Reals`)."""
+    return (np.empty((len(RoundInts) + extra, n, k), np.int64), np.empty((len(RoundReals) + extra, n, k)),
+            np.empty((n, k), np.bool_), np.empty((n, k), np.int8), np.empty((len(PR), n)))
+
+
+#: the rows of the int and float output blocks the round kernel writes
+RoundInts = ("tokens", "served", "accepted")
+RoundReals = ("dl_power", "ul_delay")
+assert Ints._fields[: len(RoundInts)] == RoundInts and Reals._fields[: len(RoundReals)] == RoundReals
 
 
 @functools.lru_cache(maxsize=256)
-def kernel_params(cfg: SystemConfig, policy: str) -> np.ndarray:
-    """The config's numbers as the compiled round kernel takes them: N0 (UL, DL), bandwidth,
-    payload bits, reactive policy code, then the verification fit (see :func:`round_rows`)."""
+def round_params(cfg: SystemConfig, policy: str) -> np.ndarray:
+    """The config's numbers as the compiled round kernel takes them (:class:`~msenv.slots.RoundParams`)."""
     if policy not in reactive.POLICIES:
         raise ValueError(f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'")
     t0, t1, t2, t3, drafting = latency.verify_args(cfg)
-    return np.array([cfg.n0_server_w_hz, cfg.n0_device_w_hz, cfg.bandwidth_hz, cfg.payload_bits,
-                     reactive.POLICIES.index(policy), t0, t1, t2, t3, float(drafting)])
+    return pack(RoundParams(
+        n0_ul_w_hz=cfg.n0_server_w_hz, n0_dl_w_hz=cfg.n0_device_w_hz, bandwidth_hz=cfg.bandwidth_hz,
+        payload_bits=cfg.payload_bits, policy=reactive.POLICIES.index(policy), t_verify_base_s=t0,
+        t_verify_per_device_s=t1, t_verify_per_token_s=t2, t_verify_per_padded_token_s=t3,
+        drafting_only=float(drafting)))
 
 
 _NO_CAP = np.zeros((0, 0), np.int64)

@@ -15,11 +15,11 @@ import numpy as np
 from numba import njit
 
 from .config import SystemConfig
-from .reactive import _rows
+from ._numeric import as_rows
 
 
 @njit(cache=True, error_model="numpy")
-def _latency_rows(gamma, t_draft, t0, t1, t2, t3, drafting_only, t_d, t_v):
+def latency_rows(gamma, t_draft, t0, t1, t2, t3, drafting_only, t_d, t_v):
     """Drafting max_k γ_k T_k^dft and verification T0 + T1·K_b + T2·Σγ + T3·K_b·(max γ + 1) of
     each row (compiled; a t_draft of one row is shared by every row)."""
     n, k = gamma.shape
@@ -53,9 +53,9 @@ def verify_args(cfg: SystemConfig | None) -> tuple:
 def _latencies(gamma, t_draft, cfg: SystemConfig | None) -> tuple[np.ndarray, np.ndarray]:
     gamma = np.asarray(gamma)
     lead, k = gamma.shape[:-1], gamma.shape[-1]
-    g = _rows(gamma, lead, k, np.int64)
+    g = as_rows(gamma, lead, k, np.int64)
     t_d, t_v = np.empty(len(g)), np.empty(len(g))
-    _latency_rows(g, _rows(t_draft, lead, k), *verify_args(cfg), t_d, t_v)
+    latency_rows(g, as_rows(t_draft, lead, k), *verify_args(cfg), t_d, t_v)
     return t_d.reshape(lead), t_v.reshape(lead)
 
 

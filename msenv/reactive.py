@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._numeric import pairwise_sum
+from ._numeric import as_flat, as_rows, pairwise_sum
 from .channel import delay_scalar, rate_scalar
 
 MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
@@ -51,7 +51,7 @@ def dl_delay(inv_gain_sum, p_dl_w, n0_w_hz, bandwidth_hz, bits):
 
 
 @njit(cache=True, error_model="numpy")
-def _solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, n0_ul, n0_dl, bandwidth, bits, policy, presorted, full,
+def solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, n0_ul, n0_dl, bandwidth, bits, policy, presorted, full,
                 modes, dl_power, ul_delay, t_com):
     """The reactive stage of each row (compiled; rows of g_ul/g_dl/p_ul/p_dl/coins of length 1
     are shared by every row). Writes T_com, and with ``full`` the modes, Lemma 1 DL powers
@@ -185,8 +185,8 @@ def solve(
     shape = (n, k) if full else (0, 0)
     modes, dl_power, ul_delay = np.empty(shape, np.int8), np.empty(shape), np.empty(shape)
     t_com = np.empty(n)
-    _solve_rows(rej, _rows(g_ul, lead, k), _rows(g_dl, lead, k), _flat(p_ul_w, lead), _flat(p_dl_w, lead),
-                _rows(coins, lead, k) if coins is not None else _NO_COINS, float(n0_ul_w_hz), float(n0_dl_w_hz),
+    solve_rows(rej, as_rows(g_ul, lead, k), as_rows(g_dl, lead, k), as_flat(p_ul_w, lead), as_flat(p_dl_w, lead),
+                as_rows(coins, lead, k) if coins is not None else NO_COINS, float(n0_ul_w_hz), float(n0_dl_w_hz),
                 float(bandwidth_hz), float(bits), POLICIES.index(policy), bool(presorted), bool(full),
                 modes, dl_power, ul_delay, t_com)
     if not full:
@@ -195,26 +195,4 @@ def solve(
                             ul_delay.reshape(lead + (k,)), t_com.reshape(lead))
 
 
-_NO_COINS = np.zeros((1, 1))
-
-
-def _rows(x, lead, k, dtype=float):
-    """An array broadcastable to lead + (K,) as contiguous rows [N, K] (a shared row: [1, K])."""
-    if type(x) is np.ndarray and x.dtype == dtype and x.shape[:-1] == lead and x.flags.c_contiguous:
-        return x.reshape(-1, k)  # the hot path: already [..., K] rows
-    x = np.asarray(x, dtype=dtype)
-    if x.ndim <= 1:
-        return np.ascontiguousarray(x.reshape(1, k) if x.shape == (k,) else np.broadcast_to(x, (k,))[None])
-    if x.shape[:-1] != lead or x.shape[-1] != k:
-        x = np.broadcast_to(x, lead + (k,))
-    return np.ascontiguousarray(x.reshape(-1, k))
-
-
-def _flat(x, lead):
-    """A scalar or an array over the leading axes as contiguous floats [N] (shared: [1])."""
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 0:
-        return x.reshape(1)
-    if x.shape != lead:
-        x = np.broadcast_to(x, lead)
-    return np.ascontiguousarray(x.reshape(-1))
+NO_COINS = np.zeros((1, 1))

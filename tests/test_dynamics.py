@@ -12,7 +12,7 @@ from scipy import special, stats
 import gymnasium as gym
 import msenv  # noqa: F401
 from msenv import SystemConfig
-from msenv import channel, functional as F
+from msenv import acceptance, channel, functional as F
 from msenv.env import MultiSpinEnv, info_keys
 from msenv.vector import MultiSpinVectorEnv
 
@@ -560,12 +560,12 @@ def test_request_renewals_in_and_past_the_pool(over):
     venv = MultiSpinVectorEnv(3, cfg)
     venv.reset(seed=4)
     in_pool = past = 0
-    grid = F._grid(cfg) if cfg.belief == "grid" else None
+    grid = acceptance.grid_belief(cfg) if cfg.belief == "grid" else None
     for t in range(40):
         before = venv.state
         obs, _, _, _, info = venv.step(np.full((3, 4), 1 + t % 4))
         s = venv.state
-        np.testing.assert_array_equal(obs, F.observe(F._with(s, obs=None), cfg))
+        np.testing.assert_array_equal(obs, F.observe(s.evolve(obs=None), cfg))
         done = info["request_done"]
         np.testing.assert_array_equal(s.req_index, before.req_index + done)
         for r, i in zip(*np.nonzero(done)):

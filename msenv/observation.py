@@ -1,0 +1,169 @@
+"""The agent's observation: a float32 vector with every entry in [−1, 1].
+
+Layout: ``K`` rows of per-device features, flattened device-major, then 2 global features. The
+paper scenario has 5 features per device:
+
+=====  ===========================================================
+index  feature
+=====  ===========================================================
+5k+0   α_k (acceptance rate of device k's task)
+5k+1   drafting-speed scale: (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]
+5k+2   tanh((g_k^ul [dB] + 115) / 15)   current UL gain
+5k+3   tanh((g_k^dl [dB] + 115) / 15)   current DL gain
+5k+4   tanh((β_k [dB] + 115) / 15)      large-scale gain
+5K+0   tanh((P_ul [dBm] − 15) / 20)
+5K+1   tanh((P_dl [dBm] − 30) / 20)
+=====  ===========================================================
+
+Under SPEC §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
+``alpha_observed=False`` (the current α otherwise); slots 2–3 = the decision-time gains
+(``csi="oracle"|"decision"``) or β (``"statistical"``, the mean gain); and appends per device
+(``device_features(cfg)`` in all) ``2·sd`` of the α belief (hidden α), ``2·P(hard) − 1`` (the
+"grid" belief: the filter's probability that the chain is in its hard state) and
+``tanh(f_D / 10 Hz)`` (``gauss_markov``). Under the "grid" belief slot 0 is the predictive mean of
+the coming round's α (request α and chain state together).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+from numba import njit
+
+from . import acceptance
+from ._numeric import ufunc
+from .config import SystemConfig
+from .slots import MO
+
+if TYPE_CHECKING:
+    from .state import State
+
+
+class DeviceSlots(NamedTuple):
+    """The paper scenario's entries of one device row (offsets within the row)."""
+
+    alpha: int
+    speed: int
+    g_ul: int
+    g_dl: int
+    beta: int
+
+
+#: offsets of a device row's entries (compile-time constants in the kernels)
+DS = DeviceSlots(*range(len(DeviceSlots._fields)))
+DEVICE_FEATURES = len(DS)
+GLOBAL_FEATURES = 2
+GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
+P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
+DOPPLER_SCALE_HZ = 10.0
+
+
+@functools.lru_cache(maxsize=64)
+def device_features(cfg: SystemConfig) -> int:
+    """Observation entries per device: 5, plus the α-belief spread (hidden α), P(hard) (the
+    "grid" belief) and the Doppler (Gauss–Markov channel)."""
+    return (DEVICE_FEATURES + int(cfg.alpha_hidden) + int(cfg.belief == "grid")
+            + int(cfg.channel_dynamics == "gauss_markov"))
+
+
+def obs_size(cfg: SystemConfig) -> int:
+    """Length of the observation vector."""
+    return device_features(cfg) * cfg.num_devices + GLOBAL_FEATURES
+
+
+def _squash(g):
+    return math.tanh((10.0 * math.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
+
+
+#: a gain's observation entry tanh((g [dB] + 115) / 15): compiled scalar and numpy ufunc, one source
+squash_scalar = njit(cache=True)(_squash)
+squash_db = ufunc(["f8(f8)"], _squash)
+
+
+@njit(cache=True)
+def gain_slots(out, g_ul, g_dl, nf, statistical):
+    """Fill the gain slots of every device row of the observation ``out`` (compiled); under
+    statistical CSI they repeat β's entry."""
+    b, k = g_ul.shape
+    for r in range(b):
+        for i in range(k):
+            j = nf * i
+            if statistical:
+                out[r, j + DS.g_ul] = out[r, j + DS.g_dl] = out[r, j + DS.beta]
+            else:
+                out[r, j + DS.g_ul] = squash_scalar(g_ul[r, i])
+                out[r, j + DS.g_dl] = squash_scalar(g_dl[r, i])
+
+
+@njit(cache=True, error_model="numpy")
+def belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, gm):
+    """The SPEC §11 observation entries of every device row (compiled): the α slot = the belief's
+    mean α (or α itself when observed), then 2·sd of the belief, 2·P(hard) − 1 (grid belief) and
+    tanh(f_D / 10 Hz) (Gauss–Markov). ``mode``: ``acceptance.BELIEF_CODES``."""
+    b, k = alpha.shape
+    moments = np.empty((len(MO), b * k))
+    if mode == 2:
+        acceptance.moment_rows(belief.reshape(b * k, belief.shape[2], 2), cells, moments)
+    for r in range(b):
+        for i in range(k):
+            j, col = nf * i, nf * i + DEVICE_FEATURES
+            if mode == 1:
+                a, bb = post_a[r, i], post_b[r, i]
+                n = a + bb
+                out[r, j + DS.alpha] = a / n
+                out[r, col] = min(2.0 * math.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
+                col += 1
+            elif mode == 2:
+                d = r * k + i
+                out[r, j + DS.alpha] = moments[MO.mean, d]
+                out[r, col] = min(2.0 * moments[MO.sd, d], 1.0)
+                out[r, col + 1] = 2.0 * moments[MO.p_hard, d] - 1.0
+                col += 2
+            else:
+                out[r, j + DS.alpha] = alpha[r, i]
+            if gm:
+                out[r, col] = math.tanh(doppler[r, i] * (1.0 / DOPPLER_SCALE_HZ))
+
+
+def static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.ndarray:
+    """The per-episode observation entries [B, obs_size] (gain slots left at 0)."""
+    b, k = alpha.shape
+    nf = device_features(cfg)
+    s_lo, s_hi = cfg.draft_scale_range
+    scale = t_draft / cfg.t_draft_ref_s
+    speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
+    out = np.zeros((b, nf * k + GLOBAL_FEATURES), dtype=np.float32)
+    dev = out[:, : nf * k].reshape(b, k, nf)
+    dev[:, :, DS.alpha] = alpha
+    dev[:, :, DS.speed] = speed
+    dev[:, :, DS.beta] = squash_db(beta)
+    p_dbm = 10.0 * np.log10(np.stack([p_ul_w, p_dl_w], axis=-1)) + 30.0
+    out[:, -2:] = np.tanh((p_dbm - (P_UL_CENTER, P_DL_CENTER)) * (1.0 / P_SCALE))
+    return out
+
+
+#: stand-ins for the belief arrays of a config without them (the kernels take arrays)
+NO_FLOATS = np.zeros((1, 1))
+NO_BELIEF = np.zeros((1, 1, 1, 2))
+NO_CELLS = np.zeros((1, 2))
+
+
+def observe(state: State, cfg: SystemConfig) -> np.ndarray:
+    """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
+    per-episode entries plus this round's entries."""
+    if state.obs is not None:
+        return state.obs
+    out = state.static_obs.copy()
+    nf = device_features(cfg)
+    gain_slots(out, state.g_ul, state.g_dl, nf, cfg.csi == "statistical")
+    if cfg.is_paper_scenario:
+        return out
+    grid, gm, beta = cfg.belief == "grid", cfg.channel_dynamics == "gauss_markov", cfg.belief == "beta"
+    belief_slots(out, nf, acceptance.BELIEF_CODES[cfg.belief], state.alpha,
+                 state.post_a if beta else NO_FLOATS, state.post_b if beta else NO_FLOATS,
+                 state.belief if grid else NO_BELIEF, acceptance.grid_belief(cfg)["alpha"] if grid else NO_CELLS,
+                 state.doppler if gm else NO_FLOATS, gm)
+    return out
