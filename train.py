@@ -239,8 +239,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from agents.controller import AgentFactory, save_agent
     from agents.envs import make_vec_env, normalize, stack_frames
     from agents.ppo import DEFAULT_PPO, make_ppo
-    from baselines.evaluate import (Entry, EpisodeStats, evaluate, parse_entry, print_table, summarize, write_csv,
-                                    write_json)
+    from baselines.harness import Entry, EpisodeStats, evaluate, parse_entry
+    from baselines.report import print_table, summarize, write_csv, write_json
 
     torch.set_num_threads(args.torch_threads)
     out = Path(args.log_dir)

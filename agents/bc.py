@@ -40,7 +40,7 @@ class Demonstrations:
 
 
 def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from baselines.evaluate import play
+    from baselines.harness import play
 
     factory, config, seed = job
     obs, actions, rewards, _, _ = zip(*play(factory(), config, seed))
@@ -51,7 +51,8 @@ def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DE
             progress: bool = False) -> Demonstrations:
     """Let the controller named ``controller`` (``baselines.REGISTRY``) play ``episodes`` episodes
     with seeds ``seed ..``; return its observations, actions and rewards."""
-    from baselines.evaluate import ControllerFactory, parallel_map
+    from baselines.harness import ControllerFactory
+    from baselines.parallel import parallel_map
 
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes={episodes!r} is invalid; allowed: an integer ≥ 1")

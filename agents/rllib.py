@@ -97,7 +97,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from torch.utils.tensorboard import SummaryWriter
 
-    from baselines.evaluate import Entry, evaluate, parse_entry, print_table, ray_init, summarize, write_csv, write_json
+    from baselines.harness import Entry, evaluate, parse_entry
+    from baselines.parallel import ray_init
+    from baselines.report import print_table, summarize, write_csv, write_json
 
     ray_init(args.ray)
     algo = build_config(cfg, args.env_id, args.env_runners, args.seed, args.quick).build_algo()

@@ -42,7 +42,7 @@ def search_space(seeds: int, quick: bool = False) -> dict[str, Any]:
 
 def greedy_reference(config: SystemConfig, episodes: int, eval_seed: int) -> list[float]:
     """GreedySAA's long-run throughput on each held-out episode."""
-    from baselines.evaluate import evaluate, parse_entry
+    from baselines.harness import evaluate, parse_entry
 
     res = evaluate([parse_entry("greedy-saa")], config, episodes, eval_seed)
     return [r.throughput for r in sorted(res, key=lambda r: r.episode)]
@@ -51,7 +51,7 @@ def greedy_reference(config: SystemConfig, episodes: int, eval_seed: int) -> lis
 def ratio_to_reference(model, venv, config: SystemConfig, reference: list[float], eval_seed: int) -> float:
     """Mean per-episode paired ratio of the model's throughput to the reference's."""
     from agents.controller import PPOController
-    from baselines.evaluate import Entry, evaluate
+    from baselines.harness import Entry, evaluate
 
     ctrl = PPOController(model, venv.obs_rms, venv.clip_obs, venv.epsilon, config)
     res = evaluate([Entry("ppo", lambda: ctrl)], config, len(reference), eval_seed)
@@ -87,7 +87,7 @@ def run_sweep(config: SystemConfig, samples: int, seeds: int, timesteps: int, ch
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
 
-    from baselines.evaluate import ray_init
+    from baselines.parallel import ray_init
 
     ray_init(ray_address)
     reference = greedy_reference(config, eval_episodes, eval_seed)
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
     rows = run_sweep(cfg, args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes,
                      args.eval_seed, args.out, args.ray, quick=args.quick)
-    from baselines.evaluate import write_csv
+    from baselines.report import write_csv
 
     if rows:
         write_csv(rows, Path(args.out) / "sweep.csv")

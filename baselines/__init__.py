@@ -1,5 +1,5 @@
 """Draft-length controllers (paper baselines and ours) behind one interface, and the
-paired evaluation harness (``python -m baselines.evaluate``)."""
+paired evaluation harness (:mod:`baselines.harness`; command line ``python -m baselines.evaluate``)."""
 
 from .base import ContextPredictor, Controller, check_output
 from .greedy import (BayesianSAA, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluate import ci95, parallel_map, write_csv
+from baselines.parallel import parallel_map
+from baselines.report import ci95, write_csv
 from msenv import ENV_IDS, resolve_config
 
 from .figures import Job, aggregate, run_job

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from baselines import ExactSAA, best_uniform, greedy_search, local_search
-from baselines.evaluate import ci95, parallel_map, write_csv
+from baselines.parallel import parallel_map
+from baselines.report import ci95, write_csv
 from msenv.env import MultiSpinEnv
 from msenv.saa import SAAEstimator
 

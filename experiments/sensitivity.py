@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluate import ci95, parallel_map, write_csv
+from baselines.parallel import parallel_map
+from baselines.report import ci95, write_csv
 from msenv.config import PRESETS
 
 from .figures import Job, fig7_jobs, fig9_jobs, fig11_jobs, run_job

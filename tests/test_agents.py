@@ -15,7 +15,8 @@ from agents.callbacks import METRIC_NAMES, MetricsCallback  # noqa: E402
 from agents.controller import load_agent, save_agent, PPOController  # noqa: E402
 from agents.envs import make_vec_env, normalize  # noqa: E402
 from agents.ppo import make_ppo  # noqa: E402
-from baselines.evaluate import Entry, evaluate, summarize  # noqa: E402
+from baselines.harness import Entry, evaluate  # noqa: E402
+from baselines.report import summarize  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 from msenv.env import MultiSpinEnv  # noqa: E402
 

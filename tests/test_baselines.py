@@ -12,7 +12,9 @@ from baselines import (
     best_uniform, greedy_search, local_search, make_controller,
 )
 from baselines.base import Controller
-from baselines.evaluate import Entry, ControllerFactory, evaluate, main as evaluate_main, parse_entry, summarize
+from baselines.evaluate import main as evaluate_main
+from baselines.harness import ControllerFactory, Entry, evaluate, parse_entry
+from baselines.report import summarize
 from msenv import SystemConfig
 from msenv.env import MultiSpinEnv
 from msenv.functional import RoundContext

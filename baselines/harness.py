@@ -1,0 +1,164 @@
+"""The paired evaluation harness: every controller on the same env config and the same seeds.
+
+Episode ``i`` of every entry uses seed ``seed + i`` for both the environment and the
+controller, so geometry, tasks, fading and verification outcomes are identical across
+controllers (the outcome draws do not depend on the actions). Metrics per episode
+(:class:`EpisodeStats`):
+
+- ``goodput``: mean per-round goodput (the reward before scaling), tokens/s;
+- ``throughput``: long-run Σ tokens / Σ time, tokens/s;
+- ``mean_gamma``: mean draft length; ``share_accepted`` / ``share_ul`` / ``share_dl``: fraction of
+  device-rounds all-accepted / corrected via UL / via DL; ``share_no_draft``: fraction of rounds in
+  which no device drafts (γ = 0 everywhere); ``t_com_ms``: mean T_com;
+  ``t_cmp_ms``: mean computation time T_cmp = drafting + verification;
+- ``decision_ms``: controller wall time per round.
+
+:mod:`baselines.report` summarises them (mean, 95% CI, throughput relative to the first entry,
+paired per episode); :mod:`baselines.parallel` runs the episodes in processes or on Ray.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from msenv import SystemConfig
+from msenv.config import MODE_POLICIES
+from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
+
+from .base import Controller, check_output, controller_context
+from .parallel import parallel_map
+
+@dataclass
+class Entry:
+    """One row of a comparison: a controller factory and the reactive policy it runs under."""
+
+    label: str
+    factory: Callable[[], Controller]
+    policy: str | None = None  # None → the config's
+
+
+@dataclass
+class EpisodeStats:
+    label: str
+    episode: int
+    seed: int
+    goodput: float
+    throughput: float
+    mean_gamma: float
+    share_accepted: float
+    share_ul: float
+    share_dl: float
+    t_com_ms: float
+    t_cmp_ms: float
+    decision_ms: float
+    share_no_draft: float = 0.0  #: fraction of rounds in which no device drafts (γ = 0 everywhere)
+
+
+def play(controller: Controller, config: SystemConfig, seed: int) -> Iterator[tuple]:
+    """One episode of ``controller`` on seed ``seed``: yields, per round, (observation it acted
+    on, draft lengths, reward, info, decision time in s)."""
+    env = MultiSpinEnv(config)
+    obs, _ = env.reset(seed=seed)
+    controller.reset(seed)
+    done = False
+    while not done:
+        ctx = controller_context(controller, env)
+        t0 = time.perf_counter()
+        gamma = controller.act(ctx, obs)
+        decision_s = time.perf_counter() - t0
+        gamma = check_output(controller, gamma, ctx)
+        nxt, reward, term, trunc, info = env.step(gamma)
+        yield obs, gamma, reward, info, decision_s
+        obs, done = nxt, term or trunc
+
+
+def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+    """Play one episode of ``config.episode_length`` rounds; return its statistics."""
+    good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
+    tokens = time_ = 0.0
+    for _, gamma, _, info, decision_s in play(controller, config, seed):
+        dec.append(decision_s)
+        good.append(info["goodput"])
+        t_com.append(info["t_com"])
+        t_cmp.append(info["t_draft"] + info["t_verify"])
+        summaries.append(round_summary(gamma, info["modes"]))
+        idle.append(not np.any(gamma))
+        tokens += info["tokens"].sum()
+        time_ += info["latency"]
+    means = {key: float(np.mean([s[key] for s in summaries])) for key in SUMMARY_KEYS}
+    return EpisodeStats(
+        label=label or controller.name, episode=episode, seed=seed,
+        goodput=float(np.mean(good)), throughput=tokens / time_, **means,
+        t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=1e3 * float(np.mean(dec)),
+        share_no_draft=float(np.mean(idle)),
+    )
+
+
+def _job(args) -> EpisodeStats:
+    entry, config, seed, episode = args
+    cfg = config if entry.policy is None else config.replace(mode_policy=entry.policy)
+    return run_episode(entry.factory(), cfg, seed, entry.label, episode)
+
+
+def evaluate(
+    entries: Sequence[Entry], config: SystemConfig, episodes: int, seed: int = 0,
+    workers: int = 1, progress: bool = False, ray_address: str | None = None,
+) -> list[EpisodeStats]:
+    """Run every entry on episodes with seeds ``seed .. seed + episodes − 1`` (locally, over
+    processes, or as Ray tasks: see :func:`parallel_map`)."""
+    if episodes < 1:
+        raise ValueError(f"episodes={episodes} is invalid; allowed: an integer ≥ 1")
+    jobs = [(e, config, seed + i, i) for e in entries for i in range(episodes)]
+    return parallel_map(_job, jobs, workers, progress, desc="evaluate", ray_address=ray_address)
+
+
+def parse_entry(spec: str) -> Entry:
+    """``name`` or ``name@policy`` → Entry (controller names: see ``baselines.REGISTRY``)."""
+    from . import make_controller
+
+    name, _, policy = spec.partition("@")
+    if policy and policy not in MODE_POLICIES:
+        raise ValueError(f"entry {spec!r}: policy {policy!r} is not allowed; allowed: {', '.join(MODE_POLICIES)}")
+    make_controller(name)  # validate now, not in a worker
+    return Entry(spec, ControllerFactory(name), policy or None)
+
+
+@dataclass
+class ControllerFactory:
+    """Picklable controller factory (for spawned workers)."""
+
+    name: str
+
+    def __call__(self) -> Controller:
+        from . import make_controller
+
+        return make_controller(self.name)
+
+
+def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:
+    """``ppo:<run>`` for train.py's ``<run>/agent``, else ``ppo:<parent>/<dir>`` (e.g.
+    ``ppo:<run>/cloned``); the whole path when that label is already ``taken``."""
+    p = Path(path)
+    label = f"ppo:{p.parent.name if p.name == 'agent' else f'{p.parent.name}/{p.name}'}"
+    return f"ppo:{path}" if label in taken else label
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``field=value`` strings → dict (values parsed as JSON when possible)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep:
+            raise ValueError(f"override {item!r} is invalid; expected field=value")
+        try:
+            out[key] = json.loads(val)
+        except json.JSONDecodeError:
+            out[key] = val
+    return out
