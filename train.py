@@ -29,7 +29,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from msenv import ENV_IDS, resolve_config
 from msenv.config import MODE_POLICIES, SystemConfig
@@ -229,51 +229,101 @@ def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: l
     plt.close(fig)
 
 
+class Run(NamedTuple):
+    """Where a run writes and what it resumes from."""
+
+    out: Path  #: the log directory
+    resume_dir: Path  #: the resumable checkpoint
+    state: dict  #: the checkpoint's saved state ({} for a new run)
+    progress: bool
+    t_start: float
+
+
+class Baselines(NamedTuple):
+    """The baselines' held-out episodes and the reference lines drawn from them."""
+
+    results: list
+    seconds: float
+    refs: dict
+
+
+class Trained(NamedTuple):
+    """The outcome of the training phase."""
+
+    agent_dir: Path
+    metrics: list  #: the metrics callback's history
+    seconds: float
+    num_timesteps: int
+    stop_signal: str | None  #: SIGINT / SIGTERM when the run was stopped, else None
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse → baselines on the held-out seeds → PPO training → the paired comparison."""
     args, cfg = parse(argv)
     import torch
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
-
-    from agents.callbacks import MetricsCallback
-    from agents.checkpoint import GracefulStop, RunSafetyCallback, load_resumable, read_state, save_resumable
-    from agents.controller import AgentFactory, save_agent
-    from agents.envs import make_vec_env, normalize, stack_frames
-    from agents.ppo import DEFAULT_PPO, make_ppo
-    from baselines.harness import Entry, EpisodeStats, evaluate, parse_entry
-    from baselines.report import print_table, summarize, write_csv, write_json
 
     torch.set_num_threads(args.torch_threads)
     out = Path(args.log_dir)
     out.mkdir(parents=True, exist_ok=True)
-    resume_dir = out / "resume"
-    state = read_state(resume_dir) if args.resume else {}
-    progress = not args.no_progress
-    t_start = time.perf_counter()
+    from agents.checkpoint import read_state
 
-    # (1) baselines on the held-out seeds → reference lines (kept in the checkpoint)
+    run = Run(out, out / "resume", read_state(out / "resume") if args.resume else {}, not args.no_progress,
+              time.perf_counter())
+    base = run_baselines(args, cfg, run)
+    if base is None:
+        print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)
+        return {"exit_code": 130}
+    trained = train(args, cfg, run, base)
+    if trained.stop_signal is not None:
+        print(f"stopped by {trained.stop_signal} at step {trained.num_timesteps} of {args.timesteps}: agent saved in "
+              f"{trained.agent_dir}, resumable checkpoint in {run.resume_dir}\n"
+              f"continue with: python train.py --resume {out}", flush=True)
+        return {"exit_code": 130 if trained.stop_signal == "SIGINT" else 143, "log_dir": str(out),
+                "num_timesteps": trained.num_timesteps}
+    return compare(args, cfg, run, base, trained)
+
+
+def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines | None:
+    """Phase 1: the baselines on the held-out seeds (kept in the checkpoint: a resumed run reuses
+    them) → the reference lines of TensorBoard and the plot. None when interrupted."""
+    from baselines.harness import EpisodeStats, evaluate, parse_entry
+    from baselines.report import summarize
+
     t0 = time.perf_counter()
-    if state.get("baselines"):
-        base_results = [EpisodeStats(**r) for r in state["baselines"]]
+    if run.state.get("baselines"):
+        results = [EpisodeStats(**r) for r in run.state["baselines"]]
     else:
         try:
             names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES)
-            base_results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
-                                    workers=args.workers, progress=progress)
+            results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
+                               workers=args.workers, progress=run.progress)
         except KeyboardInterrupt:
-            print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)
-            return {"exit_code": 130}
-    t_baselines = time.perf_counter() - t0
+            return None
     refs = {r["controller"].replace("-", "_"): {"goodput": r["goodput"], "throughput": r["throughput"]}
-            for r in summarize(base_results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
+            for r in summarize(results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
+    return Baselines(results, time.perf_counter() - t0, refs)
 
-    # (2) PPO training (new, or continued from the resumable checkpoint)
+
+def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines) -> Trained:
+    """Phase 2: PPO (new, started from a cloned controller with ``--bc-init``, or continued from
+    the resumable checkpoint) until ``--timesteps`` or a stop signal; saves the agent and the
+    resumable checkpoint."""
+    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
+
+    from agents.callbacks import MetricsCallback
+    from agents.checkpoint import GracefulStop, RunSafetyCallback, load_resumable, save_resumable
+    from agents.controller import save_agent
+    from agents.envs import make_vec_env, normalize, stack_frames
+    from agents.ppo import DEFAULT_PPO, make_ppo
+
+    out = run.out
     params = ppo_overrides(args)
     gamma = params.get("gamma", DEFAULT_PPO["gamma"])
-    done_steps = int(state.get("num_timesteps", 0))
+    done_steps = int(run.state.get("num_timesteps", 0))
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
     raw_venv = make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)
     if args.resume:
-        model, venv = load_resumable(resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
+        model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
         venv = normalize(raw_venv, gamma)
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
@@ -281,7 +331,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             from agents.bc import clone, collect
 
             t0 = time.perf_counter()
-            demos = collect(args.bc_init, cfg, args.bc_episodes, workers=args.workers, progress=progress)
+            demos = collect(args.bc_init, cfg, args.bc_episodes, workers=args.workers, progress=run.progress)
             fit = clone(model, venv, demos, epochs=args.bc_epochs, seed=args.seed)
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
@@ -289,17 +339,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             save_agent(out / "cloned", model, venv, cfg, extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
     eval_env = stack_frames(normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False),
                             args.frame_stack)
-    metrics = MetricsCallback(refs)
-    metrics.history = list(state.get("metrics", []))
+    metrics = MetricsCallback(base.refs)
+    metrics.history = list(run.state.get("metrics", []))
     eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
                            log_path=str(out / "eval"), best_model_save_path=str(out / "best"), deterministic=True,
                            verbose=0)
     _restore_eval_history(eval_cb, out / "eval" / "evaluations.npz", done_steps)
-    base_dump = [r.__dict__ for r in base_results]
+    base_dump = [r.__dict__ for r in base.results]
 
     def checkpoint() -> Path:
-        return save_resumable(resume_dir, model, venv, {"args": vars(args), "config": cfg.to_dict(),
-                                                         "baselines": base_dump, "metrics": metrics.history})
+        return save_resumable(run.resume_dir, model, venv, {"args": vars(args), "config": cfg.to_dict(),
+                                                             "baselines": base_dump, "metrics": metrics.history})
 
     remaining = args.timesteps - model.num_timesteps
     with GracefulStop() as stop:
@@ -312,26 +362,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"training PPO: steps {model.num_timesteps} → {args.timesteps}, log dir {out}", flush=True)
         t0 = time.perf_counter()
         if remaining > 0:
-            model.learn(remaining, callback=callbacks, progress_bar=progress, tb_log_name="ppo",
+            model.learn(remaining, callback=callbacks, progress_bar=run.progress, tb_log_name="ppo",
                         reset_num_timesteps=not args.resume)
-        t_train = time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
     extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack}
     agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
     checkpoint()
     model.get_env().close()
-    if stop.requested:
-        code = 130 if stop.signal_name == "SIGINT" else 143
-        print(f"stopped by {stop.signal_name} at step {model.num_timesteps} of {args.timesteps}: agent saved in "
-              f"{agent_dir}, resumable checkpoint in {resume_dir}\n"
-              f"continue with: python train.py --resume {out}", flush=True)
-        return {"exit_code": code, "log_dir": str(out), "num_timesteps": int(model.num_timesteps)}
+    return Trained(agent_dir, metrics.history, seconds, int(model.num_timesteps),
+                   stop.signal_name if stop.requested else None)
 
-    # (3) PPO on the same held-out seeds; (4) paired table + plot
-    agents = [Entry("ppo", AgentFactory(agent_dir))]
+
+def compare(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines, trained: Trained) -> dict[str, Any]:
+    """Phases 3–4: the trained agent (and the cloned one) on the same held-out seeds, then the
+    paired table, ``comparison.csv/json`` and the learning curve."""
+    from agents.controller import AgentFactory
+    from baselines.harness import Entry, evaluate
+    from baselines.report import print_table, summarize, write_csv, write_json
+
+    out = run.out
+    agents = [Entry("ppo", AgentFactory(trained.agent_dir))]
     if getattr(args, "bc_init", None) and (out / "cloned").exists():
         agents.append(Entry(f"cloned:{args.bc_init}", AgentFactory(out / "cloned")))
-    ppo_results = evaluate(agents, cfg, args.eval_episodes, args.eval_seed, progress=progress)
-    rows = summarize(base_results[: args.eval_episodes] + ppo_results + base_results[args.eval_episodes :])
+    ppo_results = evaluate(agents, cfg, args.eval_episodes, args.eval_seed, progress=run.progress)
+    rows = summarize(base.results[: args.eval_episodes] + ppo_results + base.results[args.eval_episodes :])
     title = (f"{cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out episodes × {cfg.episode_length} rounds "
              f"(seeds {args.eval_seed}..), PPO {args.timesteps} steps")
     print_table(rows, title)
@@ -341,19 +395,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "ppo_vs_greedy_throughput": ppo["throughput"] / greedy["throughput"],
         "ppo_vs_greedy_paired": ppo["rel_throughput"],
         "decision_speedup_vs_greedy": greedy["decision_ms"] / max(ppo["decision_ms"], 1e-12),
-        "train_seconds": t_train,
-        "baseline_eval_seconds": t_baselines,
-        "total_seconds": time.perf_counter() - t_start,
+        "train_seconds": trained.seconds,
+        "baseline_eval_seconds": base.seconds,
+        "total_seconds": time.perf_counter() - run.t_start,
     }
     print(f"PPO / GreedySAA long-run throughput: {summary['ppo_vs_greedy_throughput']:.4f} "
           f"(paired per episode {ppo['rel_throughput']:.4f} ± {ppo['rel_throughput_ci95']:.4f}); "
           f"decision time {ppo['decision_ms']:.3f} ms vs {greedy['decision_ms']:.2f} ms "
-          f"({summary['decision_speedup_vs_greedy']:.0f}× faster); training {t_train:.0f} s")
+          f"({summary['decision_speedup_vs_greedy']:.0f}× faster); training {trained.seconds:.0f} s")
     write_csv(rows, out / "comparison.csv")
     write_json({"args": vars(args), "config": cfg.to_dict(), "summary": summary, "table": rows,
-                "training_metrics": metrics.history}, out / "comparison.json")
-    plot_learning_curve(out / "learning_curve.png", out / "eval" / "evaluations.npz", metrics.history, rows, cfg)
-    print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.json'}, {out / 'learning_curve.png'}; agent in {agent_dir}")
+                "training_metrics": trained.metrics}, out / "comparison.json")
+    plot_learning_curve(out / "learning_curve.png", out / "eval" / "evaluations.npz", trained.metrics, rows, cfg)
+    print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.json'}, {out / 'learning_curve.png'}; "
+          f"agent in {trained.agent_dir}")
     return {"exit_code": 0, "rows": rows, "summary": summary, "log_dir": str(out)}
 
 
