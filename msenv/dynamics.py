@@ -23,10 +23,10 @@ from numba import njit
 from . import acceptance, channel, latency
 from ._numeric import ufunc
 from .config import SystemConfig
-from .goodput import RoundResult, kernel_outputs, kernel_result, round_params, round_rows
+from .goodput import RoundResult, kernel_outputs, kernel_result, round_rows
 from .observation import NO_BELIEF, NO_CELLS, NO_FLOATS, belief_slots, gain_slots
 from .slots import CR, DB, DF, IR, PR, RP, SD, SP
-from .state import REQUEST_POOL, State, links, step_offsets, step_params
+from .state import REQUEST_POOL, State, links, step_constants, step_offsets
 
 
 # ---------------------------------------------------------------------- requests
@@ -105,7 +105,7 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
 # ---------------------------------------------------------------------- the step
 @njit(cache=True, error_model="numpy")
 def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
-                 task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, params, step, cells, likelihoods,
+                 task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, consts, cells, likelihoods,
                  prior, task_table, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
     """A SPEC §11 round over rows (compiled), the whole step:
 
@@ -118,13 +118,14 @@ def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w,
        of the reset pool (past the pool: from the step's draws);
     4. the next observation.
 
-    Blocks (:mod:`msenv.slots`): ``offsets`` :class:`StepDraws`, ``params`` :class:`RoundParams`,
-    ``step`` :class:`StepParams`; writes the step rows of ``ints`` (:class:`Ints`), ``flt``
+    Blocks (:mod:`msenv.slots`): ``offsets`` :class:`StepDraws`, ``consts`` :class:`RoundParams`
+    then :class:`StepParams` (:func:`msenv.state.step_constants`); writes the step rows of ``ints`` (:class:`Ints`), ``flt``
     (:class:`DynamicFloats`), ``flags`` (:class:`DynamicFlags`), ``hc`` (:class:`ComplexRows`),
     ``belief_next`` and ``obs``. ``task_table`` holds per task the Beta prior (a, b) of a
     request's α and its mean length."""
     n, k = gamma.shape
     n_links = h.shape[1]
+    params, step = consts[: len(RP)], consts[len(RP):]
     gm, redraw = step[SP.gauss_markov] != 0, step[SP.fading_redraw] != 0
     independent, random_policy = step[SP.independent_links] != 0, step[SP.random_policy] != 0
     belief_mode, alpha_mode, capped = int(step[SP.belief]), int(step[SP.alpha_mode]), step[SP.request_caps] != 0
@@ -227,15 +228,14 @@ def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w,
 
 @functools.lru_cache(maxsize=64)
 def _constants(cfg: SystemConfig) -> tuple[np.ndarray, ...]:
-    """The constant arguments of :func:`dynamic_rows` for ``cfg``: the step-draw offsets, the round
-    and step parameters, the grid belief's cells, likelihoods and per-task prior (stand-ins
+    """The constant arguments of :func:`dynamic_rows` for ``cfg``: the step-draw offsets, the
+    step's constants, the grid belief's cells, likelihoods and per-task prior (stand-ins
     without the grid), and per task the Beta prior (a, b) of a request's α and its mean length."""
     grid = cfg.belief == "grid"
     g = acceptance.grid_belief(cfg) if grid else {"alpha": NO_CELLS, "likelihoods": _NO_LIK, "prior": NO_BELIEF}
     tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration),
                              cfg.request_mean_tokens])
-    return (step_offsets(cfg), round_params(cfg, cfg.mode_policy), step_params(cfg), g["alpha"], g["likelihoods"],
-            g["prior"], tasks)
+    return step_offsets(cfg), step_constants(cfg), g["alpha"], g["likelihoods"], g["prior"], tasks
 
 
 #: stand-ins for the state arrays of the §11 parts a config leaves off (the kernel takes arrays)

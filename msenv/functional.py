@@ -14,18 +14,16 @@ module keeps reset, the step's dispatch and the paper scenario's compiled step.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit
 
 from . import acceptance, channel, dynamics
 from .config import SystemConfig
 from .context import ORACLE_MODES, RoundContext, context, validate_action
-from .goodput import RoundResult, kernel_outputs, kernel_result, round_params, round_rows
+from .goodput import RoundResult, kernel_outputs, kernel_result, round_rows
 from .observation import GLOBAL_FEATURES, device_features, gain_slots, obs_size, observe, static_obs
-from .slots import FR, IR, SP
-from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_draws, step_params
+from .slots import FR, IR, RP, SP
+from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_constants, step_draws
 
 __all__ = [
     "GLOBAL_FEATURES", "ORACLE_MODES", "REQUEST_POOL", "RoundContext", "State", "context", "device_features",
@@ -74,14 +72,14 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
 
 
 @njit(cache=True, error_model="numpy")
-def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, step, static_obs, ints, reals,
+def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, static_obs, ints, reals,
                 rejected, modes, per_round, obs):
     """The paper scenario's round over rows (compiled): verification outcomes from the step's
     uniforms, the round kernel, the next round's fading and its observation (SPEC §3–§6, §8).
-    ``params``: :class:`~msenv.slots.RoundParams`, ``step``: :class:`~msenv.slots.StepParams`;
-    writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
+    ``consts``: :func:`msenv.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
     observation (``static_obs`` with its gain slots) into ``obs``."""
     n, k = gamma.shape
+    params, step = consts[: len(RP)], consts[len(RP):]
     cap, redraw = int(step[SP.gamma_cap]), step[SP.fading_redraw] != 0
     independent, random_policy = step[SP.independent_links] != 0, step[SP.random_policy] != 0
     first_rej, g_ul_next, g_dl_next = ints[IR.first_rejection], reals[FR.g_ul_next], reals[FR.g_dl_next]
@@ -100,17 +98,13 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, params, 
     gain_slots(obs, g_ul_next, g_dl_next, int(step[SP.device_features]), step[SP.statistical_csi] != 0)
 
 
-@functools.lru_cache(maxsize=64)
-def _paper_constants(cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
-    return round_params(cfg, cfg.mode_policy), step_params(cfg)
-
-
 def _step_paper(u, state, gamma, cfg):
     n, k = gamma.shape
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
     s = state
     obs = np.empty_like(s.static_obs)
-    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, *_paper_constants(cfg),
-                s.static_obs, *outs, obs)
-    new = s.evolve(g_ul=reals[FR.g_ul_next], g_dl=reals[FR.g_dl_next], t=s.t + 1, obs=obs)
+    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, step_constants(cfg), s.static_obs, *outs, obs)
+    new = object.__new__(State)  # State.evolve, inlined on the paper step's hot path
+    new.__dict__.update(s.__dict__)
+    new.__dict__.update(g_ul=reals[FR.g_ul_next], g_dl=reals[FR.g_dl_next], t=s.t + 1, obs=obs)
     return new, kernel_result(ints, reals, rej, modes, per_round)

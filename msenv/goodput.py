@@ -150,6 +150,12 @@ def evaluate_round(
     return kernel_result(ints, reals, rej, modes, per_round, lead)
 
 
+# the slots of kernel_result as plain ints: it runs on every step, where each NamedTuple attribute
+# lookup would cost ≈ 15 ns more
+_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = IR.tokens, IR.served, IR.accepted, FR.dl_power, FR.ul_delay
+_T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PR
+
+
 def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundResult:
     """A :class:`RoundResult` over the outputs of :func:`round_rows` (rows reshaped to ``lead``
     when it is not one batch axis)."""
@@ -160,11 +166,11 @@ def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundRe
         rejected, modes = rejected.reshape(lead + (k,)), modes.reshape(lead + (k,))
         per_round = per_round.reshape((len(PR),) + lead)
     res = object.__new__(RoundResult)  # frozen-dataclass construction without its per-field cost
-    res.__dict__.update(tokens=ints[IR.tokens], accepted=ints[IR.accepted], rejected=rejected, modes=modes,
-                        dl_power=reals[FR.dl_power], ul_delay=reals[FR.ul_delay], t_draft=per_round[PR.t_draft],
-                        t_verify=per_round[PR.t_verify], t_com=per_round[PR.t_com], latency=per_round[PR.latency],
-                        goodput=per_round[PR.goodput], info=None, served=ints[IR.served],
-                        total_tokens=per_round[PR.total_tokens])
+    res.__dict__.update(tokens=ints[_TOKENS], accepted=ints[_ACCEPTED], rejected=rejected, modes=modes,
+                        dl_power=reals[_DL_POWER], ul_delay=reals[_UL_DELAY], t_draft=per_round[_T_DRAFT],
+                        t_verify=per_round[_T_VERIFY], t_com=per_round[_T_COM], latency=per_round[_LATENCY],
+                        goodput=per_round[_GOODPUT], info=None, served=ints[_SERVED],
+                        total_tokens=per_round[_TOTAL_TOKENS])
     return res
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .acceptance import BELIEF_CODES, grid_belief
 from .config import ALPHA_DYNAMICS, SystemConfig
+from .goodput import round_params
 from .observation import device_features
 from .slots import StepDraws, StepParams, pack
 
@@ -179,3 +180,12 @@ def step_params(cfg: SystemConfig) -> np.ndarray:
         filter_stay=grid_belief(cfg)["stay"] if belief == 2 else 1.0,
         request_caps=cfg.alpha_dynamics != "fixed",
     ))
+
+
+@functools.lru_cache(maxsize=64)
+def step_constants(cfg: SystemConfig) -> np.ndarray:
+    """One block for a step kernel: the round kernel's parameters
+    (:func:`msenv.goodput.round_params` under the config's policy) followed by
+    :func:`step_params` — the kernel splits it at ``len(RoundParams)`` (one argument fewer to
+    dispatch on every step)."""
+    return np.concatenate([round_params(cfg, cfg.mode_policy), step_params(cfg)])
