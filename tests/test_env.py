@@ -1,15 +1,19 @@
 """MultiSpinEnv (SPEC §8): API conformance, determinism, info consistency, bad input."""
 
+from __future__ import annotations
+
 import multiprocessing as mp
 import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
+from configs import DYNAMIC
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import msenv
 from msenv import ENV_IDS, MultiSpinEnv, SystemConfig
+from msenv.env import info_keys
 from msenv.reactive import MODE_NONE
 
 
@@ -218,3 +222,38 @@ def test_render_ansi():
     assert "goodput" in text and len(text.split("[")[1].strip().rstrip("]")) == 20
     with pytest.raises(ValueError, match="render_mode"):
         MultiSpinEnv(render_mode="human")
+
+
+@pytest.mark.parametrize("over", DYNAMIC)
+def test_dynamic_configs_pass_the_env_checkers_and_bound_the_obs(over):
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    env = gym.make("msenv/MultiSpin-v0", num_devices=5, episode_length=30, **over).unwrapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env, skip_render_check=False)
+        sb3_check(MultiSpinEnv(num_devices=5, episode_length=30, **over), warn=True)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        obs, r, _, _, info = env.step(rng.integers(0, 21, 5))
+        assert env.observation_space.contains(obs) and np.isfinite(r) and r >= 0
+        assert set(info) == set(info_keys(env.config))
+
+
+def test_dynamic_ids_are_registered_and_pass_check_env():
+    import warnings
+
+    from gymnasium.utils.env_checker import check_env
+
+    for env_id in msenv.DYNAMIC_IDS:
+        env = gym.make(env_id)
+        assert not env.unwrapped.config.is_paper_scenario
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped, skip_render_check=False)
+    small = gym.make("msenv/MultiSpin-Dynamic-Small-v0").unwrapped.config
+    assert (small.num_devices, small.p_dl_dbm, small.alpha_concentration) == (6, 15.0, 5.0)

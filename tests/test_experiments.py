@@ -1,11 +1,14 @@
 """Paper experiments at quick size (issue: figures)."""
 
+from __future__ import annotations
+
 import csv
 import math
 
 import numpy as np
 import pytest
 
+import msenv  # noqa: F401
 from experiments import run_figure, total_power_split
 from experiments.__main__ import main as cli
 from msenv.env import MultiSpinEnv
@@ -96,3 +99,21 @@ def test_gap_study_quick(tmp_path, capsys):
             assert -1e-12 <= float(r[key]) < 1.0 and math.isfinite(float(r[key]))
         assert float(r["gap_local_search"]) <= min(float(r["gap_greedy"]), float(r["gap_uniform"])) + 1e-12
     assert "optimality gap" in capsys.readouterr().out
+
+
+def test_dynamics_experiment_quick(tmp_path):
+    import csv
+
+    from experiments.dynamics import run_dynamics
+
+    rows = run_dynamics(tmp_path, drops=2, rounds=4, workers=1, quick=True, progress=False)
+    schemes = {r["scheme"] for r in rows}
+    assert schemes == {"oracle-greedy", "plug-in-greedy", "bayes-saa", "optimal-uniform", "fixed-4"}
+    with open(tmp_path / "dynamics_gaps.csv") as fh:
+        gaps = list(csv.DictReader(fh))
+    drops = list(csv.DictReader(open(tmp_path / "dynamics_drops.csv")))
+    g = gaps[0]
+    pick = lambda s: np.array([float(d["throughput"]) for d in drops  # noqa: E731
+                               if d["panel"] == g["panel"] and float(d["x"]) == float(g["x"]) and d["scheme"] == s])
+    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1), rel=1e-9)
+    assert (tmp_path / "dynamics.png").stat().st_size > 10_000

@@ -1,11 +1,15 @@
 """Batched VectorEnv, SB3 adapter and PettingZoo variant (issue: vector + multi-agent)."""
 
+from __future__ import annotations
+
 import gymnasium as gym
 import numpy as np
 import pytest
+from configs import DYNAMIC
 
 import msenv  # noqa: F401
-from msenv.env import INFO_KEYS, MultiSpinEnv
+from msenv import SystemConfig
+from msenv.env import INFO_KEYS, MultiSpinEnv, info_keys
 from msenv.vector import MultiSpinVectorEnv
 
 
@@ -71,71 +75,56 @@ def test_same_step_autoreset_final_obs():
     assert np.array_equal(obs[0], so)  # same-step reset continues the env's own stream
 
 
-def test_sb3_adapter_matches_vector_env_and_trains():
-    pytest.importorskip("stable_baselines3")
-    from stable_baselines3 import PPO
-    from stable_baselines3.common.env_checker import check_env  # noqa: F401
-    from stable_baselines3.common.vec_env import VecNormalize
-
-    from msenv.sb3 import SB3VecEnv
-
-    venv = SB3VecEnv(MultiSpinVectorEnv(4, episode_length=5, num_devices=4))
-    venv.seed(3)
-    obs = venv.reset()
-    ref = MultiSpinEnv(episode_length=5, num_devices=4)
-    assert np.array_equal(obs[2], ref.reset(seed=5)[0])
-    for t in range(5):
-        obs, rew, done, infos = venv.step(np.full((4, 4), 2))
-        _, r, _, trunc, _ = ref.step(np.full(4, 2))
-        assert rew[2] == pytest.approx(r, rel=1e-6)
-    assert done.all() and infos[2]["TimeLimit.truncated"] and "terminal_observation" in infos[2]
-    assert infos[2]["episode"]["l"] == 5
-    model = PPO("MlpPolicy", VecNormalize(venv), n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu")
-    model.learn(128)
-    act, _ = model.predict(obs, deterministic=True)
-    assert act.shape == (4, 4)
-
-
-def test_pettingzoo_api_and_seed_tests():
-    pytest.importorskip("pettingzoo")
-    from pettingzoo.test import parallel_api_test
-    from pettingzoo.test.seed_test import parallel_seed_test
-
-    from msenv.marl import MultiSpinParallelEnv
-
-    parallel_api_test(MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=60)
-    parallel_seed_test(lambda: MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=40)
-
-
-def test_pettingzoo_rewards_and_observations_match_single_env():
-    pytest.importorskip("pettingzoo")
-    from msenv.marl import MultiSpinParallelEnv
-
-    for mode in ("shared", "per_device"):
-        pz = MultiSpinParallelEnv(num_devices=4, reward=mode, episode_length=4)
-        single = MultiSpinEnv(num_devices=4, episode_length=4)
-        obs, _ = pz.reset(seed=9)
-        so, _ = single.reset(seed=9)
-        assert np.array_equal(obs["device_2"][:5], so[10:15]) and np.array_equal(obs["device_2"][5:7], so[-2:])
-        assert obs["device_0"][7] == pytest.approx(so[0:20:5].mean(), rel=1e-6)
-        acts = {f"device_{k}": k + 1 for k in range(4)}
-        _, rew, _, _, _ = pz.step(acts)
-        _, r, _, _, info = single.step(np.arange(1, 5))
-        if mode == "shared":
-            assert all(v == r for v in rew.values())
-        else:
-            assert sum(rew.values()) == pytest.approx(r)
-            assert rew["device_3"] == pytest.approx(info["tokens"][3] / info["latency"])
-    with pytest.raises(ValueError, match="reward"):
-        MultiSpinParallelEnv(reward="selfish")
-    with pytest.raises(ValueError, match="missing"):
-        pz.reset(seed=0)
-        pz.step({"device_0": 1})
-
-
 def test_vector_reset_config_option_uses_the_env_rule():
     v = MultiSpinVectorEnv(2, num_devices=3)
     v.reset(seed=0, options={"config": {"p_dl_dbm": 12.0}})
     assert v.config.p_dl_dbm == 12.0
     with pytest.raises(ValueError, match="num_devices"):
         v.reset(seed=0, options={"config": {"num_devices": 4}})
+
+
+@pytest.mark.parametrize("over", DYNAMIC)
+def test_dynamic_vector_env_equals_sync_vector_env(over):
+    cfg = SystemConfig(num_devices=4, episode_length=6, **over)
+    n = 3
+    batched = MultiSpinVectorEnv(n, cfg)
+    sync = gym.vector.SyncVectorEnv([lambda: MultiSpinEnv(cfg) for _ in range(n)])
+    o1, _ = batched.reset(seed=11)
+    o2, _ = sync.reset(seed=11)
+    np.testing.assert_array_equal(o1, o2)
+    rng = np.random.default_rng(1)
+    for _ in range(15):
+        a = rng.integers(0, 21, (n, 4))
+        r1 = batched.step(a)
+        r2 = sync.step(a)
+        for x, y in zip(r1[:4], r2[:4]):
+            np.testing.assert_array_equal(x, y)
+        live = r1[4]["_tokens"]  # the step after an episode's end is a reset step (no info)
+        assert np.array_equal(live, r2[4].get("_tokens", np.zeros(n, bool)))
+        for key in info_keys(cfg):
+            if live.any():
+                np.testing.assert_array_equal(r1[4][key][live], r2[4][key][live], err_msg=key)
+
+
+def test_dynamic_id_in_spawned_subprocesses_matches_in_process():
+    """A fresh (spawned) process binds SciPy's J0 and betaincinv for the cached kernels: SB3's
+    SubprocVecEnv on a dynamic id gives the in-process env's observations and rewards."""
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    env_id = "msenv/MultiSpin-Dynamic-Small-v0"
+    venv = make_vec_env("msenv:" + env_id, n_envs=2, seed=7, vec_env_cls=SubprocVecEnv,
+                        vec_env_kwargs=dict(start_method="spawn"))
+    try:
+        obs = venv.reset()
+        refs = [gym.make(env_id) for _ in range(2)]
+        np.testing.assert_array_equal(obs, np.stack([e.reset(seed=7 + i)[0] for i, e in enumerate(refs)]))
+        for t in range(12):
+            actions = np.array([[1 + (t + i) % 6] * 6 for i in range(2)])
+            obs, rew, _, _ = venv.step(actions)
+            for i, e in enumerate(refs):
+                o, r, *_ = e.step(actions[i])
+                np.testing.assert_array_equal(obs[i], o)
+                assert rew[i] == pytest.approx(r, rel=1e-6)  # SB3 stores rewards as float32
+    finally:
+        venv.close()

@@ -1,0 +1,99 @@
+"""The paired evaluation harness (baselines.harness)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import msenv  # noqa: F401
+from baselines import make_controller
+from baselines.base import Controller
+from baselines.evaluate import main as evaluate_main
+from baselines.harness import Entry, evaluate, parse_entry
+from baselines.report import summarize
+from msenv import SystemConfig
+from msenv.env import MultiSpinEnv
+
+
+def test_harness_hands_the_oracle_context_only_to_oracle_controllers():
+    from baselines import BayesianSAA, OracleGreedy, PlugInGreedy
+    from baselines.base import controller_context
+
+    seen = {}
+
+    class Spy(Controller):
+        def act(self, context, obs=None):
+            seen[self.name] = context
+            return np.zeros(3, dtype=int)
+
+    cfg = SystemConfig(num_devices=3, alpha_dynamics="request", alpha_observed=False)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=0)
+    spy, ospy = Spy(), Spy()
+    ospy.name, ospy.oracle = "o", True
+    spy.act(controller_context(spy, env))
+    ospy.act(controller_context(ospy, env))
+    assert seen["controller"].alpha_a is not None and not seen["controller"].oracle
+    assert seen["o"].oracle and seen["o"].alpha_a is None
+    np.testing.assert_array_equal(seen["o"].alpha, env.state.alpha[0])
+    assert OracleGreedy.oracle and not BayesianSAA.oracle and not PlugInGreedy.oracle
+
+
+def test_harness_identical_seeds_identical_tables_and_bad_output(tmp_path):
+    cfg = SystemConfig(episode_length=5)
+    entries = [parse_entry("greedy-saa"), parse_entry("fixed-3"), parse_entry("optimal-uniform@all_dl")]
+    r1 = summarize(evaluate(entries, cfg, episodes=2, seed=7))
+    r2 = summarize(evaluate(entries, cfg, episodes=2, seed=7))
+    for a, b in zip(r1, r2):
+        for key in a:
+            if not key.startswith("decision"):
+                assert a[key] == b[key], key
+    assert r1[2]["share_ul"] == 0.0  # all-DL reactive policy
+    for out, match in [(np.full(19, 2), "shape"), (np.full(20, 21), "device 0"), (np.r_[np.full(19, 2), -1], "device 19")]:
+        with pytest.raises(ValueError, match=f"controller 'bad'.*{match}"):
+            evaluate([Entry("bad", lambda o=out: _Bad(o))], cfg, episodes=1)
+    with pytest.raises(ValueError, match="not known"):
+        parse_entry("nope")
+    with pytest.raises(ValueError, match="policy"):
+        parse_entry("greedy-saa@sideways")
+    rows = evaluate_main(["--controllers", "fixed-2", "fixed-5", "--episodes", "2", "--rounds", "4",
+                          "--out", str(tmp_path / "t.csv"), "--no-progress"])
+    assert (tmp_path / "t.csv").read_text().count("\n") == 3 and rows[0]["rel_throughput"] == 1.0
+    assert (tmp_path / "t.json").exists()
+
+
+def test_paired_runs_share_outcomes_across_controllers():
+    """The same seed gives the same contexts whatever the controller did before."""
+    cfg = SystemConfig(episode_length=6)
+    seen = {}
+    for name in ("fixed-1", "fixed-7"):
+        env = MultiSpinEnv(cfg)
+        env.reset(seed=3)
+        ctl = make_controller(name)
+        gains = []
+        for _ in range(5):
+            gains.append(env.context.g_ul.copy())
+            env.step(ctl.act(env.context))
+        seen[name] = np.array(gains)
+    np.testing.assert_array_equal(seen["fixed-1"], seen["fixed-7"])
+
+
+def test_harness_computation_time_metric():
+    cfg = SystemConfig(episode_length=5, num_devices=7)
+    rows = summarize(evaluate([parse_entry("fixed-0"), parse_entry("fixed-3")], cfg, episodes=2, seed=1))
+    assert rows[0]["t_cmp_ms"] == pytest.approx(1e3 * (cfg.t_verify_base_s + 7 * cfg.t_verify_per_device_s))
+    assert rows[0]["t_com_ms"] == 0.0
+    # γ = 3: drafting adds 3 × the slowest device's per-token time, within [1, 1.15] × T_ref
+    extra = rows[1]["t_cmp_ms"] - rows[0]["t_cmp_ms"]
+    assert 3e3 * cfg.t_draft_ref_s <= extra <= 3e3 * cfg.t_draft_ref_s * 1.15
+
+
+class _Bad(Controller):
+    name = "bad"
+
+    def __init__(self, out):
+        super().__init__()
+        self.out = out
+
+    def act(self, context, obs=None):
+        return self.out
