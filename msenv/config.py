@@ -43,73 +43,125 @@ def dbm_to_watt(dbm: float) -> float:
 
 @dataclass(frozen=True)
 class SystemConfig:
-    """Multi-SPIN system parameters (SPEC §2). Units: s, W (budgets given in dBm), Hz, bits."""
+    """Every parameter of the model, validated and frozen. Units: s, Hz, bits, m; power budgets and
+    noise densities in dBm (dBm/Hz), converted to W by the derived properties. Fields marked [R]
+    are reconstructed choices (see the model page); the defaults are the paper's scenario."""
 
+    #: the model pair whose defaults this config started from: "qwen2.5" (Qwen2.5-0.5B drafting for
+    #: Qwen2.5-14B) or "deepseek-r1" (R1-Distill-Qwen-1.5B for R1-Distill-Qwen-32B); a label, set by
+    #: :func:`preset` (changing it alone changes no other field)
     preset: str = "qwen2.5"
     # --- system size and action space
+    #: K, the number of edge devices (each drafts for its own request); 1 to 10,000
     num_devices: int = 20
+    #: γ_max, the longest draft length the server may choose; actions are integers in [0, γ_max]
     gamma_max: int = 20
-    # --- radio (SPEC §2, §4)
+    # --- radio (model: radio and latency)
+    #: B, the bandwidth of each direction (uplink and downlink), Hz; shared equally by the
+    #: devices that need a correction in a round (OFDMA)
     bandwidth_hz: float = 10e6
+    #: V, the vocabulary size (valid token ids) of the model pair
     vocab_size: int = 151_665
+    #: V_eff, the tokens of a distribution that cross the link (the effective support sent);
+    #: at most ``vocab_size``
     vocab_eff: int = 1024
+    #: Q, the bits sent per probability; a correction carries L = V_eff·(⌈log2 V⌉ + Q) bits
     bits_per_prob: int = 16
+    #: P_ul, each device's uplink power budget, dBm (a device always sends at its budget)
     p_ul_dbm: float = 15.0
+    #: P_dl, the server's downlink power budget shared by all DL corrections, dBm
     p_dl_dbm: float = 30.0
-    #: per-episode domain randomisation of the budgets: (low, high) in dBm, or None (fixed).
+    #: per-episode domain randomisation of P_ul: (low, high) in dBm, drawn uniformly at each
+    #: reset, or None (fixed at ``p_ul_dbm``)
     p_ul_dbm_range: tuple[float, float] | None = None
+    #: the same for P_dl: (low, high) in dBm, or None (fixed at ``p_dl_dbm``)
     p_dl_dbm_range: tuple[float, float] | None = None
+    #: N0 at the server (uplink receiver), dBm/Hz
     n0_server_dbm_hz: float = -169.0
+    #: N0 at a device (downlink receiver), dBm/Hz
     n0_device_dbm_hz: float = -167.0
+    #: large-scale gain at 1 m, dB: β_k = 10^(ref_gain_db/10) · d_k^(−pathloss_exponent)
     ref_gain_db: float = -30.0
+    #: path-loss exponent of β_k
     pathloss_exponent: float = 3.5
+    #: (low, high) of the device distances d_k, m, drawn uniformly per episode
     distance_range_m: tuple[float, float] = (100.0, 500.0)
-    fading: str = "independent"  # [R] "independent" UL/DL or "reciprocal" (same |h|²)
-    fading_redraw: str = "round"  # [R] "round" (block fading) or "episode" (static)
-    # --- computation (SPEC §4)
-    t_verify_base_s: float = 0.0428  # T0
-    t_verify_per_device_s: float = 0.0076  # T1  [R] linear in batch size
-    t_verify_per_token_s: float = 0.0  # [R] optional extra term per drafted token
-    #: [R] optional padded-batch term: T3 · K_batch · (max_k γ_k + 1) (every sequence padded to the longest)
+    #: [R] small-scale fading of the two directions: "independent" (UL and DL fade independently)
+    #: or "reciprocal" (one |h|² for both)
+    fading: str = "independent"
+    #: [R] when i.i.d. Rayleigh fading is redrawn: "round" (block fading, every round) or
+    #: "episode" (static for the episode)
+    fading_redraw: str = "round"
+    # --- computation (model: latency)
+    #: T0, the verification pass's fixed time, s (> 0: every round takes time)
+    t_verify_base_s: float = 0.0428
+    #: [R] T1, the verification time per device in the batch, s (T_ver = T0 + T1·K_batch)
+    t_verify_per_device_s: float = 0.0076
+    #: [R] T2, an optional verification time per drafted token, s (0: off)
+    t_verify_per_token_s: float = 0.0
+    #: [R] T3, an optional padded-batch term T3·K_batch·(max_k γ_k + 1), s (every sequence padded
+    #: to the longest draft; 0: off)
     t_verify_per_padded_token_s: float = 0.0
-    verify_batch: str = "all"  # [R] "all" devices in the batch, or only "drafting" (γ_k>0)
+    #: [R] which devices the verification batch holds: "all" (a device with γ_k = 0 still gets the
+    #: target model's next token) or "drafting" (only devices with γ_k > 0; the others get nothing)
+    verify_batch: str = "all"
+    #: T_dft,ref, the draft model's time per token on a reference device, s
     t_draft_ref_s: float = 0.0152
+    #: (low, high) of a device's drafting-time scale: T_k^dft = T_dft,ref · U[low, high], drawn per
+    #: episode (heterogeneous devices: a wider range)
     draft_scale_range: tuple[float, float] = (1.0, 1.15)
-    # --- acceptance (SPEC §3, §9)
+    # --- acceptance (model: verification outcome)
+    #: the tasks a device's request may come from, each drawn uniformly
     tasks: tuple[str, ...] = TASKS
+    #: [R] α per task (same order as ``tasks``): the probability that the target model accepts a
+    #: drafted token; each in (0, 1]. The paper's measured values were lost: these are estimates
     acceptance_rates: tuple[float, ...] = (0.85, 0.82, 0.68, 0.72)
-    # --- decisions (SPEC §5–7)
+    # --- decisions (model: reactive stage, draft-length control)
+    #: the reactive stage's mode selection: "optimal" (exact: UL/DL modes and DL powers that
+    #: minimise T_com), "all_ul", "all_dl", or "random" (each rejected device UL or DL with ½)
     mode_policy: str = "optimal"
+    #: N_SAA, the sampled outcomes the SAA controllers average over per decision
     n_saa: int = 1000
+    #: [R] the SAA controllers' objective: "ratio" (Σ E[N] / (T_cmp + E[T_com]), the paper's
+    #: long-run throughput) or "mean_of_ratios" (E[Σ N / T], the expected reward)
     saa_objective: str = "ratio"
-    # --- episode (SPEC §8)
+    # --- episode
+    #: rounds per episode; the episode is then truncated (never terminated)
     episode_length: int = 100
+    #: the reward is the round's goodput (tokens/s) times this factor
     reward_scale: float = 1.0
-    # --- beyond the paper: dynamics and partial observability (SPEC §11, all [R]); the defaults
-    # are the paper's scenario, bit for bit
-    #: "iid": block fading per round (fading / fading_redraw above); "gauss_markov": complex
-    #: Clarke/Jakes AR(1) gains, ρ = J0(2π f_D Δt) over the real elapsed times
+    # --- beyond the paper: dynamics and partial observability (model: dynamics; all [R]); the
+    # defaults are the paper's scenario, bit for bit
+    #: [R] "iid": block fading per round (``fading`` / ``fading_redraw``); "gauss_markov": complex
+    #: Clarke/Jakes gains evolving over the real elapsed times, ρ = J0(2π f_D Δt)
     channel_dynamics: str = "iid"
-    carrier_hz: float = 3.5e9  #: f_c; Doppler f_D = v·f_c/c
-    speed_range_mps: tuple[float, float] = (0.0, 0.0)  #: device speed v_k ~ U[lo, hi], per episode
-    #: what the controller is shown at the decision: "oracle" (the gains the correction will use),
-    #: "decision" (the gains at decision time), "statistical" (large-scale β only)
+    #: f_c, the carrier frequency, Hz; a device's Doppler is f_D = v·f_c/c
+    carrier_hz: float = 3.5e9
+    #: (low, high) of the device speeds v_k, m/s, drawn uniformly per episode (Gauss–Markov channel)
+    speed_range_mps: tuple[float, float] = (0.0, 0.0)
+    #: [R] the channel a controller is shown at the decision: "oracle" (the gains the correction
+    #: will use), "decision" (the gains at decision time), "statistical" (large-scale β only)
     csi: str = "oracle"
-    #: "fixed" (α = task mean per episode), "request" (back-to-back requests, α ~ Beta per
-    #: request), "markov" (request + easy/hard chain)
+    #: [R] "fixed" (α = the task's mean, per episode), "request" (back-to-back requests, each with
+    #: a geometric length and α ~ Beta), "markov" (requests + an easy/hard chain modulating α)
     alpha_dynamics: str = "fixed"
-    alpha_observed: bool = True  #: False: observation/context carry the Beta posterior, never α
-    alpha_concentration: float = 20.0  #: κ of α ~ Beta(κ·m, κ·(1 − m)), m = task mean
-    request_mean_tokens: tuple[float, ...] = (200.0, 250.0, 400.0, 300.0)  #: per task, geometric
-    markov_stay: float = 0.9  #: P(easy/hard state stays) per round
-    markov_delta: float = 0.5  #: α_easy/hard = α ± δ·min(α, 1 − α)
-    #: the server's belief about a hidden α: "beta" (conjugate Beta posterior of the request's α,
-    #: exact without the chain), "grid" (forward filter of the request's α on a grid × the
-    #: easy/hard chain state — the chain's predictive), "auto" ("grid" with
-    #: alpha_dynamics="markov", else "beta")
+    #: False: observations and contexts carry the server's belief about α (never α itself)
+    alpha_observed: bool = True
+    #: κ of a request's α ~ Beta(κ·m, κ·(1 − m)), m = the task's mean (smaller: more diverse prompts)
+    alpha_concentration: float = 20.0
+    #: the mean request length in tokens per task (same order as ``tasks``), geometric, each ≥ 1
+    request_mean_tokens: tuple[float, ...] = (200.0, 250.0, 400.0, 300.0)
+    #: P(the easy/hard state stays) per round ("markov")
+    markov_stay: float = 0.9
+    #: δ of α_easy/hard = α ± δ·min(α, 1 − α) ("markov"), in [0, 1]
+    markov_delta: float = 0.5
+    #: the server's belief about a hidden α: "beta" (the conjugate Beta posterior of the request's
+    #: α, exact without the chain), "grid" (the forward filter of the request's α on a grid × the
+    #: easy/hard state), "auto" ("grid" with ``alpha_dynamics="markov"``, else "beta")
     alpha_belief: str = "auto"
-    alpha_grid_size: int = 32  #: grid points (equal bins of (0, 1)) of the "grid" belief (32 and 128 give the
-    #: same predictive error to 1e-4 on the Dynamic-Small model; the filter costs O(grid) per device)
+    #: grid points (equal bins of (0, 1)) of the "grid" belief; 32 and 128 give the same predictive
+    #: error to 1e-4 on the Dynamic-Small model, and the filter costs O(grid) per device
+    alpha_grid_size: int = 32
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
@@ -321,6 +373,28 @@ def resolve_config(config: SystemConfig | dict[str, Any] | str | None, **overrid
     return base.replace(**overrides) if overrides else base
 
 
+# ---------------------------------------------------------------------- field documentation
+@functools.lru_cache(maxsize=1)
+def field_docs() -> dict[str, str]:
+    """Each field's meaning, as written once where it is declared (its ``#:`` comment), in
+    declaration order — the source of the configuration reference and of command-line help."""
+    import inspect
+    import re
+
+    docs, pending = {}, []
+    for line in inspect.getsource(SystemConfig).splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+            continue
+        m = re.match(r"(\w+): [^=]+=", stripped)
+        if m and m.group(1) in FIELD_NAMES:
+            docs[m.group(1)] = " ".join(pending)
+        if not stripped.startswith("#"):
+            pending = []
+    return {name: docs.get(name, "") for name in (f.name for f in dataclasses.fields(SystemConfig))}
+
+
 # ---------------------------------------------------------------------- checks
 FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(SystemConfig))
 
@@ -397,6 +471,7 @@ __all__ = [
     "resolve_config",
     "dbm_to_watt",
     "check_fields",
+    "field_docs",
     "MODE_POLICIES",
     "TASKS",
 ]
