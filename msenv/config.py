@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .validation import check_choice, check_float, check_int, check_range, fail
+
 MODE_POLICIES = ("optimal", "all_ul", "all_dl", "random")
 FADING_MODELS = ("independent", "reciprocal")
 FADING_REDRAW = ("round", "episode")
@@ -165,43 +167,43 @@ class SystemConfig:
 
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
-        _check_int(self, "num_devices", 1, 10_000)
-        _check_int(self, "gamma_max", 1, 1_000)
-        _check_float(self, "bandwidth_hz", lo=0.0, lo_open=True)
-        _check_int(self, "vocab_size", 2, 10**9)
-        _check_int(self, "vocab_eff", 1, 10**9)
+        check_int(self, "num_devices", 1, 10_000)
+        check_int(self, "gamma_max", 1, 1_000)
+        check_float(self, "bandwidth_hz", lo=0.0, lo_open=True)
+        check_int(self, "vocab_size", 2, 10**9)
+        check_int(self, "vocab_eff", 1, 10**9)
         if self.vocab_eff > self.vocab_size:
-            _fail("vocab_eff", self.vocab_eff, f"an integer ≤ vocab_size ({self.vocab_size})")
-        _check_int(self, "bits_per_prob", 1, 64)
+            fail("vocab_eff", self.vocab_eff, f"an integer ≤ vocab_size ({self.vocab_size})")
+        check_int(self, "bits_per_prob", 1, 64)
         for name in ("p_ul_dbm", "p_dl_dbm"):
-            _check_float(self, name, lo=-100.0, hi=100.0)
+            check_float(self, name, lo=-100.0, hi=100.0)
         for name in ("p_ul_dbm_range", "p_dl_dbm_range"):
             if getattr(self, name) is not None:
-                _check_range(self, name, lo=-100.0, hi=100.0)
+                check_range(self, name, lo=-100.0, hi=100.0)
         for name in ("n0_server_dbm_hz", "n0_device_dbm_hz"):
-            _check_float(self, name, lo=-250.0, hi=0.0)
-        _check_float(self, "ref_gain_db", lo=-200.0, hi=0.0)
-        _check_float(self, "pathloss_exponent", lo=0.0, hi=10.0)
-        _check_range(self, "distance_range_m", lo=0.0, hi=1e6, lo_open=True)
-        _check_choice(self, "fading", FADING_MODELS)
-        _check_choice(self, "fading_redraw", FADING_REDRAW)
+            check_float(self, name, lo=-250.0, hi=0.0)
+        check_float(self, "ref_gain_db", lo=-200.0, hi=0.0)
+        check_float(self, "pathloss_exponent", lo=0.0, hi=10.0)
+        check_range(self, "distance_range_m", lo=0.0, hi=1e6, lo_open=True)
+        check_choice(self, "fading", FADING_MODELS)
+        check_choice(self, "fading_redraw", FADING_REDRAW)
         # T0 > 0: a verification pass always takes time, so a round (even with every γ_k = 0)
         # has a positive latency and the goodput Σ N / T is finite.
-        _check_float(self, "t_verify_base_s", lo=0.0, hi=1e3, lo_open=True)
-        _check_float(self, "t_verify_per_device_s", lo=0.0, hi=1e3)
-        _check_float(self, "t_verify_per_token_s", lo=0.0, hi=1e3)
-        _check_float(self, "t_verify_per_padded_token_s", lo=0.0, hi=1e3)
-        _check_choice(self, "verify_batch", VERIFY_BATCH)
-        _check_float(self, "t_draft_ref_s", lo=0.0, hi=1e3, lo_open=True)
-        _check_range(self, "draft_scale_range", lo=0.0, hi=1e3, lo_open=True)
+        check_float(self, "t_verify_base_s", lo=0.0, hi=1e3, lo_open=True)
+        check_float(self, "t_verify_per_device_s", lo=0.0, hi=1e3)
+        check_float(self, "t_verify_per_token_s", lo=0.0, hi=1e3)
+        check_float(self, "t_verify_per_padded_token_s", lo=0.0, hi=1e3)
+        check_choice(self, "verify_batch", VERIFY_BATCH)
+        check_float(self, "t_draft_ref_s", lo=0.0, hi=1e3, lo_open=True)
+        check_range(self, "draft_scale_range", lo=0.0, hi=1e3, lo_open=True)
         if not isinstance(self.tasks, tuple) or not self.tasks or not all(
             isinstance(t, str) and t for t in self.tasks
         ):
-            _fail("tasks", self.tasks, "a non-empty tuple of task names")
+            fail("tasks", self.tasks, "a non-empty tuple of task names")
         if not isinstance(self.acceptance_rates, tuple) or len(self.acceptance_rates) != len(
             self.tasks
         ):
-            _fail(
+            fail(
                 "acceptance_rates",
                 self.acceptance_rates,
                 f"a tuple of {len(self.tasks)} rates, one per task {self.tasks}",
@@ -213,35 +215,35 @@ class SystemConfig:
                 or not math.isfinite(a)
                 or not 0.0 < a <= 1.0
             ):
-                _fail(f"acceptance_rates[{i}]", a, "a number in (0, 1]")
-        _check_choice(self, "mode_policy", MODE_POLICIES)
-        _check_int(self, "n_saa", 1, 10**7)
-        _check_choice(self, "saa_objective", SAA_OBJECTIVES)
-        _check_int(self, "episode_length", 2, 10**9)
-        _check_float(self, "reward_scale", lo=0.0, hi=1e12, lo_open=True)
-        _check_choice(self, "channel_dynamics", CHANNEL_DYNAMICS)
+                fail(f"acceptance_rates[{i}]", a, "a number in (0, 1]")
+        check_choice(self, "mode_policy", MODE_POLICIES)
+        check_int(self, "n_saa", 1, 10**7)
+        check_choice(self, "saa_objective", SAA_OBJECTIVES)
+        check_int(self, "episode_length", 2, 10**9)
+        check_float(self, "reward_scale", lo=0.0, hi=1e12, lo_open=True)
+        check_choice(self, "channel_dynamics", CHANNEL_DYNAMICS)
         if self.channel_dynamics == "gauss_markov" and self.fading_redraw != "round":
-            _fail("fading_redraw", self.fading_redraw,
+            fail("fading_redraw", self.fading_redraw,
                   "'round' with channel_dynamics='gauss_markov' (the AR(1) process sets the time evolution)")
-        _check_float(self, "carrier_hz", lo=0.0, hi=1e12, lo_open=True)
-        _check_range(self, "speed_range_mps", lo=0.0, hi=1e3)
-        _check_choice(self, "csi", CSI_MODES)
-        _check_choice(self, "alpha_dynamics", ALPHA_DYNAMICS)
+        check_float(self, "carrier_hz", lo=0.0, hi=1e12, lo_open=True)
+        check_range(self, "speed_range_mps", lo=0.0, hi=1e3)
+        check_choice(self, "csi", CSI_MODES)
+        check_choice(self, "alpha_dynamics", ALPHA_DYNAMICS)
         if not isinstance(self.alpha_observed, bool):
-            _fail("alpha_observed", self.alpha_observed, "True or False")
-        _check_float(self, "alpha_concentration", lo=0.0, hi=1e6, lo_open=True)
+            fail("alpha_observed", self.alpha_observed, "True or False")
+        check_float(self, "alpha_concentration", lo=0.0, hi=1e6, lo_open=True)
         if not isinstance(self.request_mean_tokens, tuple) or len(self.request_mean_tokens) != len(self.tasks):
-            _fail("request_mean_tokens", self.request_mean_tokens,
+            fail("request_mean_tokens", self.request_mean_tokens,
                   f"a tuple of {len(self.tasks)} mean lengths ≥ 1, one per task {self.tasks}")
         for i, m in enumerate(self.request_mean_tokens):
             if isinstance(m, bool) or not isinstance(m, (int, float)) or not math.isfinite(m) or not 1.0 <= m <= 1e9:
-                _fail(f"request_mean_tokens[{i}]", m, "a number in [1, 1e9]")
-        _check_float(self, "markov_stay", lo=0.0, hi=1.0)
-        _check_float(self, "markov_delta", lo=0.0, hi=1.0)
-        _check_choice(self, "alpha_belief", ALPHA_BELIEFS)
-        _check_int(self, "alpha_grid_size", 4, 4096)
+                fail(f"request_mean_tokens[{i}]", m, "a number in [1, 1e9]")
+        check_float(self, "markov_stay", lo=0.0, hi=1.0)
+        check_float(self, "markov_delta", lo=0.0, hi=1.0)
+        check_choice(self, "alpha_belief", ALPHA_BELIEFS)
+        check_int(self, "alpha_grid_size", 4, 4096)
         if not isinstance(self.preset, str):
-            _fail("preset", self.preset, "a string")
+            fail("preset", self.preset, "a string")
 
     # ------------------------------------------------------------------ derived
     @functools.cached_property
@@ -415,53 +417,8 @@ def check_fields(owner: str, names) -> None:
             )
 
 
-def _fail(name: str, value: Any, allowed: str) -> None:
-    raise ValueError(f"config field {name}={value!r} is invalid; allowed: {allowed}")
-
-
 def _tupled(v: Any) -> Any:
     return tuple(v) if isinstance(v, list) else v
-
-
-def _check_int(cfg: SystemConfig, name: str, lo: int, hi: int) -> None:
-    v = getattr(cfg, name)
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        _fail(name, v, f"an integer in [{lo}, {hi}]")
-
-
-def _check_float(
-    cfg: SystemConfig, name: str, lo: float = -math.inf, hi: float = math.inf, lo_open: bool = False
-) -> None:
-    v = getattr(cfg, name)
-    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-    ok = ok and (v > lo if lo_open else v >= lo) and v <= hi
-    if not ok:
-        left = "(" if lo_open else "["
-        _fail(name, v, f"a finite number in {left}{lo}, {hi}]")
-
-
-def _check_range(
-    cfg: SystemConfig, name: str, lo: float, hi: float, lo_open: bool = False
-) -> None:
-    v = getattr(cfg, name)
-    left = "(" if lo_open else "["
-    allowed = f"a (low, high) pair with low ≤ high, both finite in {left}{lo}, {hi}]"
-    if not isinstance(v, tuple) or len(v) != 2:
-        _fail(name, v, allowed)
-    a, b = v
-    for x in (a, b):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            _fail(name, v, allowed)
-        if (x <= lo if lo_open else x < lo) or x > hi:
-            _fail(name, v, allowed)
-    if a > b:
-        _fail(name, v, allowed)
-
-
-def _check_choice(cfg: SystemConfig, name: str, choices: tuple[str, ...]) -> None:
-    v = getattr(cfg, name)
-    if v not in choices:
-        _fail(name, v, " | ".join(repr(c) for c in choices))
 
 
 __all__ = [

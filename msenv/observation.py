@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -38,8 +38,6 @@ from ._numeric import ufunc
 from .config import SystemConfig
 from .slots import MO
 
-if TYPE_CHECKING:
-    from .state import State
 
 
 class DeviceSlots(NamedTuple):
@@ -151,9 +149,9 @@ NO_BELIEF = np.zeros((1, 1, 1, 2))
 NO_CELLS = np.zeros((1, 2))
 
 
-def observe(state: State, cfg: SystemConfig) -> np.ndarray:
-    """Normalised observation [B, obs_size(cfg)] (layout in the module docstring): the cached
-    per-episode entries plus this round's entries."""
+def observe(state, cfg: SystemConfig) -> np.ndarray:
+    """Normalised observation [B, obs_size(cfg)] of a :class:`~msenv.state.State` (layout in the
+    module docstring): the cached per-episode entries plus this round's entries."""
     if state.obs is not None:
         return state.obs
     out = state.static_obs.copy()
