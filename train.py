@@ -1,10 +1,11 @@
 """Train PPO on msenv, then compare it with the baselines on held-out seeds.
 
     python train.py                      # default scenario (Qwen2.5 pair, K = 20), full budget
-    python train.py --quick              # smoke run (< 2 min)
+    python train.py --quick              # smoke run
+    python train.py --set draft_scale_range=[1.0,2.0] p_dl_dbm=10   # any config field
     python train.py --env-id msenv/MultiSpin-DeepSeek-v0 --p-dl-dbm 20
     python train.py --p-dl-range 10 40   # one policy for a range of DL budgets
-    python train.py --resume runs/ppo-qwen2.5 [--timesteps 1000000]   # continue a stopped run
+    python train.py --resume runs/ppo-MultiSpin-v0 [--timesteps 1000000]   # continue a stopped run
     python train.py --env-id msenv/MultiSpin-Dynamic-v0 --bc-init greedy-saa   # start PPO from the greedy (agents/bc.py)
 
 Steps: (1) GreedySAA, OptimalUniform, ComputationOnly and Fixed(4) run on the held-out
@@ -32,11 +33,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from msenv import ENV_IDS, resolve_config
-from msenv.config import MODE_POLICIES, SystemConfig
+from msenv.config import MODE_POLICIES, SystemConfig, parse_overrides
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
 #: added on the SPEC §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
 DYNAMIC_BASELINES = ("oracle-greedy", "bayes-saa")
+DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
 
 
@@ -45,7 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python train.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     env = ap.add_argument_group("scenario")
-    env.add_argument("--env-id", default="msenv/MultiSpin-v0", choices=list(ENV_IDS), help="registered id (selects the model-pair preset)")
+    env.add_argument("--env-id", default=None, choices=list(ENV_IDS), metavar="ID",
+                     help=f"a registered id: its config (default {DEFAULT_ENV_ID}); one of: {', '.join(ENV_IDS)}")
+    env.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                     help="any config field on top of the id's config; VALUE is JSON where it parses (numbers, "
+                          "true/false, lists such as draft_scale_range=[1.0,2.0]), else a string")
     env.add_argument("--num-devices", type=int, help="K (default 20)")
     env.add_argument("--p-ul-dbm", type=float, help="per-device UL budget, dBm (default 15)")
     env.add_argument("--p-dl-dbm", type=float, help="server DL budget, dBm (default 30)")
@@ -82,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--resume", metavar="LOG_DIR", default=None,
                     help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
     ev.add_argument("--workers", type=int, default=2, help="processes for the baseline evaluation (default 2)")
-    ev.add_argument("--log-dir", default=None, help="output directory (default runs/ppo-<preset>[-quick])")
+    ev.add_argument("--log-dir", default=None,
+                    help="output directory (default runs/ppo-<id without 'msenv/'>[-quick], e.g. runs/ppo-MultiSpin-v0)")
     ev.add_argument("--quick", action="store_true", help="tiny budget for a smoke run (%s)" % ", ".join(f"{k}={v}" for k, v in QUICK.items()))
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
     return ap
@@ -141,14 +148,41 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         overrides["p_ul_dbm_range"] = tuple(args.p_ul_range)
     if args.p_dl_range:
         overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
+    if args.env_id is None:
+        args.env_id = DEFAULT_ENV_ID
     try:
+        overrides = {**parse_overrides(args.set), **overrides}
         cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
     except (ValueError, TypeError) as e:
-        ap.error(str(e))
+        ap.error(f"--set: {e}" if args.set else str(e))
     if args.log_dir is None:
-        args.log_dir = f"runs/ppo-{cfg.preset}" + ("-quick" if args.quick else "")
+        args.log_dir = default_log_dir(args.env_id, args.quick)
     _check_writable(ap, args.log_dir)
+    _check_same_id(ap, args.log_dir, args.env_id)
     return args, cfg
+
+
+def default_log_dir(env_id: str, quick: bool = False) -> str:
+    """``runs/ppo-<id without 'msenv/'>[-quick]``: each id has its own folder."""
+    return f"runs/ppo-{env_id.split('/')[-1]}" + ("-quick" if quick else "")
+
+
+def _saved_env_id(log_dir: str | Path) -> str | None:
+    """The env id of the run saved in ``log_dir`` (None when it holds none)."""
+    from agents.checkpoint import read_state
+
+    try:
+        return read_state(Path(log_dir) / "resume")["args"].get("env_id")
+    except (FileNotFoundError, KeyError):
+        return None
+
+
+def _check_same_id(ap: argparse.ArgumentParser, log_dir: str, env_id: str) -> None:
+    """A run never writes into a folder that holds a run of another id."""
+    saved = _saved_env_id(log_dir)
+    if saved is not None and saved != env_id:
+        ap.error(f"--log-dir {log_dir} holds a run of {saved}, not {env_id}: choose another --log-dir "
+                 f"(or --resume {log_dir} to continue that run)")
 
 
 def _check_writable(ap: argparse.ArgumentParser, log_dir: str) -> None:
@@ -171,7 +205,11 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     except FileNotFoundError as e:
         ap.error(f"--resume {args.resume}: {e}")
     saved = dict(state["args"])
+    if args.env_id is not None and args.env_id != saved.get("env_id"):
+        ap.error(f"--resume {args.resume} holds a run of {saved.get('env_id')}, not {args.env_id}: "
+                 f"leave out --env-id to continue it, or start a new run in another --log-dir")
     saved.setdefault("frame_stack", 1)  # checkpoints written before --frame-stack existed
+    saved.setdefault("set", [])  # checkpoints written before --set existed
     for name in RESUME_MUTABLE:
         if name == "timesteps" and args.timesteps is None:
             continue

@@ -69,7 +69,8 @@ def build_config(config: SystemConfig, env_id: str, env_runners: int, seed: int,
 SCALARS = ("episode_return_mean", "episode_len_mean", "num_env_steps_sampled_lifetime")
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m agents.rllib``."""
     ap = argparse.ArgumentParser(prog="python -m agents.rllib", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", choices=list(ENV_IDS))
@@ -81,6 +82,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--ray", default="local", metavar="ADDRESS", help="'local' (default) or a cluster address")
     ap.add_argument("--log-dir", default="runs/rllib", help="output directory (default runs/rllib)")
     ap.add_argument("--quick", action="store_true", help="smoke run: K = 4, 1024 steps, 2 held-out episodes")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = build_parser()
     args = ap.parse_args(argv)
     for name in ("timesteps", "eval_episodes"):
         if getattr(args, name) < 1:
@@ -92,6 +98,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.timesteps, args.eval_episodes = min(args.timesteps, 1024), 2
     cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+    from baselines.parallel import connect_or_exit
+
+    connect_or_exit(ap, args.ray)
     out = Path(args.log_dir)
     out.mkdir(parents=True, exist_ok=True)
 

@@ -121,7 +121,8 @@ def run_sweep(config: SystemConfig, samples: int, seeds: int, timesteps: int, ch
     return rows
 
 
-def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m agents.tune``."""
     ap = argparse.ArgumentParser(prog="python -m agents.tune", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", choices=list(ENV_IDS))
@@ -135,6 +136,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--ray", default="local", metavar="ADDRESS", help="'local' (default) or a cluster address")
     ap.add_argument("--out", default="runs/tune", help="output directory (default runs/tune)")
     ap.add_argument("--quick", action="store_true", help="tiny sweep: K = 4, 2 samples, 1 seed, 2 × 1024 steps")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    ap = build_parser()
     args = ap.parse_args(argv)
     for name in ("samples", "seeds", "timesteps", "chunk", "n_envs", "eval_episodes"):
         if getattr(args, name) < 1:
@@ -144,6 +150,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes = 2, 1, 2048, 1024, 8, 2
     cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+    from baselines.parallel import connect_or_exit
+
+    connect_or_exit(ap, args.ray)
     rows = run_sweep(cfg, args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes,
                      args.eval_seed, args.out, args.ray, quick=args.quick)
     from baselines.report import write_csv

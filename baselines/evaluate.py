@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from msenv import ENV_IDS, resolve_config
+from msenv.config import parse_overrides
 
 from . import REGISTRY
-from .harness import Entry, agent_label, evaluate, parse_entry, parse_overrides
-from .parallel import RayConnectionError
+from .harness import Entry, agent_label, evaluate, parse_entry
+from .parallel import connect_or_exit
 from .report import print_table, summarize, write_csv, write_json
 
 #: the entry-point group of agent loaders: ``name = "package.module:Factory"``, where
@@ -97,11 +98,9 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             entries.append(Entry(label, agent_loader()(path, label)))
     except (ValueError, TypeError) as e:
         ap.error(str(e))
-    try:
-        results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress,
-                           ray_address=args.ray)
-    except RayConnectionError as e:
-        ap.exit(2, f"{ap.prog}: error: {e}\n")
+    connect_or_exit(ap, args.ray)
+    results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress,
+                       ray_address=args.ray)
     rows = summarize(results)
     print_table(rows, title=f"{args.env_id or args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}..")
     write_csv(rows, args.out)

@@ -19,12 +19,10 @@ paired per episode); :mod:`baselines.parallel` runs the episodes in processes or
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -148,17 +146,3 @@ def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:
     p = Path(path)
     label = f"ppo:{p.parent.name if p.name == 'agent' else f'{p.parent.name}/{p.name}'}"
     return f"ppo:{path}" if label in taken else label
-
-
-def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
-    """``field=value`` strings → dict (values parsed as JSON when possible)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, val = item.partition("=")
-        if not sep:
-            raise ValueError(f"override {item!r} is invalid; expected field=value")
-        try:
-            out[key] = json.loads(val)
-        except json.JSONDecodeError:
-            out[key] = val
-    return out

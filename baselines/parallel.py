@@ -54,12 +54,42 @@ def ray_init(address: str) -> None:
         raise ImportError("--ray needs Ray: pip install 'msenv[ray]'") from e
     if ray.is_initialized():
         return
+    _check_reachable(address)
     try:
         ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=False)
     except Exception as e:  # Ray raises ConnectionError, RuntimeError or its own errors, with long texts
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         where = "start a local Ray instance" if address == "local" else f"connect to a Ray cluster at {address!r}"
         raise RayConnectionError(f"--ray: could not {where}: {first}") from None
+
+
+def connect_or_exit(parser, address: str | None) -> None:
+    """For a command line: connect to Ray at ``address`` (nothing when None), or exit with
+    argparse's one-line error naming the address."""
+    if address is None:
+        return
+    try:
+        ray_init(address)
+    except (RayConnectionError, ImportError) as e:
+        parser.exit(2, f"{parser.prog}: error: {e}\n")
+
+
+def _check_reachable(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast, in one line, when nothing listens at a cluster address ``host:port`` or
+    ``ray://host:port`` (Ray itself retries for minutes before giving up)."""
+    import socket
+
+    if address in ("local", "auto"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        raise RayConnectionError(f"--ray {address!r} is not an address; allowed: host:port, ray://host:port, auto, "
+                                 "or nothing (a local Ray instance)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise RayConnectionError(f"--ray: nothing answers at {address!r} ({e.strerror or type(e).__name__}); "
+                                 "is the Ray head running there?") from None
 
 
 def _ray_map(fn: Callable, items: Sequence, address: str, bar) -> list:

@@ -6,10 +6,13 @@ import argparse
 import sys
 import time
 
+from baselines.parallel import connect_or_exit
+
 from .figures import FIGURES, run_figure
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading)")
@@ -30,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readings", nargs="+", default=None, help="sensitivity: only these readings (default all)")
     ap.add_argument("--extended", action="store_true",
                     help="sensitivity: Fig 9 also at K = 20 and Fig 11 at all four ratios (≈ 1.6× the work)")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20}.get(args.figure, 50)
@@ -38,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    connect_or_exit(ap, args.ray)
     if args.figure == "dynamics":
         from .dynamics import run_dynamics
 

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import gymnasium
 
-from .config import PRESETS, SystemConfig, preset, resolve_config
-from .env import INFO_KEYS, MultiSpinEnv
-from .functional import RoundContext
+from ._numeric import compile_notice
+
+with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
+    from .config import PRESETS, SystemConfig, preset, resolve_config
+    from .context import RoundContext
+    from .env import INFO_KEYS, MultiSpinEnv
 
 __version__ = "0.1.0"
 

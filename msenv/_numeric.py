@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
+
 import numpy as np
 from numba import njit, vectorize
 
@@ -94,3 +99,25 @@ def as_flat(x, lead):
     if x.shape != lead:
         x = np.broadcast_to(x, lead)
     return np.ascontiguousarray(x.reshape(-1))
+
+
+#: seconds a first use may take before the notice is printed (override: MSENV_COMPILE_NOTICE_S);
+#: loading kernels from numba's on-disk cache takes well under a second, compiling them ≈ 10–30 s
+COMPILE_NOTICE_S = 2.0
+
+
+@contextlib.contextmanager
+def compile_notice(what: str):
+    """Print one line on stderr if the block takes longer than :data:`COMPILE_NOTICE_S` — it is
+    then compiling ``what`` (first use on this machine; numba caches the result), which would
+    otherwise look like a hang."""
+    after = float(os.environ.get("MSENV_COMPILE_NOTICE_S", COMPILE_NOTICE_S))
+    timer = threading.Timer(after, lambda: print(
+        f"msenv: compiling {what} (first use on this machine; cached for later runs) ...", file=sys.stderr,
+        flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()

@@ -1,18 +1,9 @@
-"""System configuration: every SPEC §2 parameter, validated and frozen.
+"""The system configuration: every parameter of the model in one validated, frozen dataclass.
 
-``SystemConfig`` holds the paper defaults (SPEC §2, §9). Every choice SPEC.md marks
-**[R]** (reconstructed) is a field here with the SPEC value as default:
-
-- ``fading`` / ``fading_redraw``: independent UL/DL Rayleigh fading, redrawn each round;
-- ``acceptance_rates``: SPEC §9 estimates (the paper's Table I values were lost);
-- ``t_verify_per_device_s`` / ``t_verify_per_token_s`` / ``t_verify_per_padded_token_s`` /
-  ``verify_batch``: the verification-latency model T_ver = T0 + T1·K (+ optional per-token and
-  padded-length terms);
-- ``saa_objective``: ratio of expectations (paper) or mean of ratios.
-
-Use :func:`preset` for the two model pairs and :meth:`SystemConfig.replace` for
-overrides; invalid values raise ``ValueError`` naming the field, the value and what is
-allowed.
+Each field's meaning is its ``#:`` comment below (:func:`field_docs` reads them back); fields
+marked [R] select a reconstructed choice of the model. :func:`preset` gives the two model pairs,
+:meth:`SystemConfig.replace` overrides fields; a bad value raises ``ValueError`` naming the
+field, the value and what is allowed, an unknown field Python's ``TypeError``.
 """
 
 from __future__ import annotations
@@ -375,6 +366,24 @@ def resolve_config(config: SystemConfig | dict[str, Any] | str | None, **overrid
     return base.replace(**overrides) if overrides else base
 
 
+def parse_overrides(items) -> dict[str, Any]:
+    """Command-line ``FIELD=VALUE`` strings → config overrides: VALUE is parsed as JSON where it
+    parses (numbers, true/false, null, lists such as ``[1.0, 2.0]``), else kept as a string.
+    Fields and values are checked when the overrides are applied (:func:`resolve_config`)."""
+    import json
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"override {item!r} is invalid; expected FIELD=VALUE, e.g. p_dl_dbm=20")
+        try:
+            out[key] = json.loads(val)
+        except json.JSONDecodeError:
+            out[key] = val
+    return out
+
+
 # ---------------------------------------------------------------------- field documentation
 @functools.lru_cache(maxsize=1)
 def field_docs() -> dict[str, str]:
@@ -429,6 +438,7 @@ __all__ = [
     "dbm_to_watt",
     "check_fields",
     "field_docs",
+    "parse_overrides",
     "MODE_POLICIES",
     "TASKS",
 ]

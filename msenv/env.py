@@ -118,6 +118,7 @@ class MultiSpinEnv(gym.Env):
     def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
+        F.warm_up(self.config)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._build_spaces()
@@ -139,6 +140,7 @@ class MultiSpinEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
+            F.warm_up(self.config)
             self._build_spaces()
         self._state = F.reset_state(self.np_random.random((1, self._n_reset)), self.config)
         self._ep_tokens = 0.0

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from . import acceptance, channel, dynamics
+from ._numeric import compile_notice
 from .config import SystemConfig
 from .context import ORACLE_MODES, RoundContext, context, validate_action
 from .goodput import RoundResult, kernel_outputs, kernel_result, round_rows
@@ -28,8 +29,27 @@ from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_
 __all__ = [
     "GLOBAL_FEATURES", "ORACLE_MODES", "REQUEST_POOL", "RoundContext", "State", "context", "device_features",
     "fading_draws", "obs_size", "observe", "reset_draws", "reset_state", "step_draws", "step_state",
-    "validate_action",
+    "validate_action", "warm_up",
 ]
+
+
+_WARM: set[bool] = set()
+
+
+def warm_up(cfg: SystemConfig) -> None:
+    """Compile (or load from numba's cache) the kernels of ``cfg``'s step — the paper scenario's
+    or the SPEC §11 one — once per process, with a one-line notice on stderr when that takes long
+    (the first use on a machine). Environments call it when they are made; it draws nothing from
+    any environment's generator."""
+    kind = cfg.is_paper_scenario
+    if kind in _WARM:
+        return
+    with compile_notice("the kernels of the environment's step"):
+        state = reset_state(np.full((1, reset_draws(cfg)), 0.5), cfg)
+        observe(state, cfg)
+        context(state, cfg, 0)
+        step_state(np.full((1, step_draws(cfg)), 0.5), state, np.zeros((1, cfg.num_devices), np.int64), cfg)
+    _WARM.add(kind)
 
 
 def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None) -> np.ndarray:

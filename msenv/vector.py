@@ -56,6 +56,7 @@ class MultiSpinVectorEnv(VectorEnv):
             raise ValueError(f"autoreset_mode={autoreset_mode!r} is invalid; allowed: 'next_step', 'same_step'")
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.config = resolve_config(config, **overrides)
+        F.warm_up(self.config)
         self.num_envs = int(num_envs)
         self.render_mode = None
         cfg = self.config
@@ -100,6 +101,7 @@ class MultiSpinVectorEnv(VectorEnv):
                 self._gens[i] = seeding.np_random(s)[0]
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
+            F.warm_up(self.config)
             self._n_reset, self._n_step = F.reset_draws(self.config), F.step_draws(self.config)
         self._state = self._fresh(np.arange(self.num_envs))
         self._autoreset[:] = False

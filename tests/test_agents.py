@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import msenv
+
 pytest.importorskip("stable_baselines3")
 
 from agents.callbacks import METRIC_NAMES, MetricsCallback  # noqa: E402
@@ -162,6 +164,15 @@ def test_train_quick_end_to_end(tmp_path):
     assert (out / "agent" / "model.zip").exists() and (out / "agent" / "vecnormalize.pkl").exists()
     assert data["summary"]["decision_speedup_vs_greedy"] > 1
     assert "PPO / GreedySAA" in r.stdout
+    # the folder now belongs to msenv/MultiSpin-v0: another id may neither start nor resume in it
+    import train
+
+    for argv in (["--quick", "--env-id", "msenv/MultiSpin-DeepSeek-v0", "--log-dir", str(out)],
+                 ["--resume", str(out), "--env-id", "msenv/MultiSpin-DeepSeek-v0"]):
+        with pytest.raises(SystemExit) as e:
+            train.parse(argv)
+        assert e.value.code == 2
+    assert train.parse(["--resume", str(out)])[0].env_id == "msenv/MultiSpin-v0"
 
 
 @pytest.mark.parametrize("args,msg", [
@@ -177,6 +188,9 @@ def test_train_quick_end_to_end(tmp_path):
     (["--bc-init", "nope"], "--bc-init: controller 'nope' is not known"),
     (["--bc-init", "greedy-saa", "--frame-stack", "2"], "--bc-init needs --frame-stack 1"),
     (["--bc-episodes", "0"], "--bc-episodes 0 is invalid"),
+    (["--set", "nope=1"], "--set: SystemConfig.replace() got an unexpected keyword argument 'nope'"),
+    (["--set", "p_dl_dbm=abc"], "--set: config field p_dl_dbm='abc' is invalid"),
+    (["--set", "p_dl_dbm"], "expected FIELD=VALUE"),
 ])
 def test_cli_rejects_bad_arguments(args, msg, capsys):
     import train
@@ -185,6 +199,25 @@ def test_cli_rejects_bad_arguments(args, msg, capsys):
         train.parse(args)
     assert e.value.code == 2
     assert msg in capsys.readouterr().err
+
+
+def test_set_overrides_any_field_and_each_id_has_its_own_default_folder(tmp_path, monkeypatch):
+    import train
+
+    monkeypatch.chdir(tmp_path)
+    args, cfg = train.parse(["--env-id", "msenv/MultiSpin-Dynamic-Small-v0", "--set", "draft_scale_range=[1.0,2.0]",
+                             "p_dl_dbm=10", "csi=statistical"])
+    assert (cfg.draft_scale_range, cfg.p_dl_dbm, cfg.csi, cfg.num_devices) == ((1.0, 2.0), 10.0, "statistical", 6)
+    folders = {train.parse(["--env-id", i])[0].log_dir for i in msenv.ENV_IDS}
+    assert len(folders) == len(msenv.ENV_IDS)  # no id writes into another's folder
+    assert train.parse([])[0].log_dir == "runs/ppo-MultiSpin-v0"
+
+
+def test_make_ppo_is_exported():
+    from agents import make_ppo
+    from agents.ppo import make_ppo as direct
+
+    assert make_ppo is direct
 
 
 def test_cli_help_documents_options():

@@ -257,3 +257,27 @@ def test_dynamic_ids_are_registered_and_pass_check_env():
             check_env(env.unwrapped, skip_render_check=False)
     small = gym.make("msenv/MultiSpin-Dynamic-Small-v0").unwrapped.config
     assert (small.num_devices, small.p_dl_dbm, small.alpha_concentration) == (6, 15.0, 5.0)
+
+
+def test_a_slow_first_use_prints_one_notice_and_a_warm_one_none(capfd, monkeypatch):
+    """Compiling the kernels on a machine's first use takes seconds: one line on stderr says so;
+    loading them from numba's cache (any later process) prints nothing."""
+    import subprocess
+    import sys
+    import time
+
+    from msenv._numeric import compile_notice
+
+    monkeypatch.setenv("MSENV_COMPILE_NOTICE_S", "0.05")
+    with compile_notice("the test's kernels"):
+        time.sleep(0.5)
+    err = capfd.readouterr().err.strip().splitlines()
+    assert err == ["msenv: compiling the test's kernels (first use on this machine; cached for later runs) ..."]
+    monkeypatch.delenv("MSENV_COMPILE_NOTICE_S")
+    with compile_notice("nothing slow"):
+        pass
+    time.sleep(0.1)
+    assert capfd.readouterr().err == ""
+    code = "import gymnasium as gym, msenv; gym.make('msenv/MultiSpin-v0'); gym.make('msenv/MultiSpin-Dynamic-v0')"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "compiling" not in r.stderr, r.stderr

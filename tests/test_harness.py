@@ -97,3 +97,29 @@ class _Bad(Controller):
 
     def act(self, context, obs=None):
         return self.out
+
+
+@pytest.mark.parametrize("module,argv", [
+    ("baselines.evaluate", ["--controllers", "fixed-4", "--episodes", "1", "--rounds", "2", "--no-progress"]),
+    ("experiments.__main__", ["fig7", "--quick", "--no-progress"]),
+    ("agents.tune", ["--quick"]),
+    ("agents.rllib", ["--quick"]),
+])
+def test_an_unreachable_ray_address_is_one_line_naming_it(module, argv, capsys):
+    """Ray itself retries for minutes; every --ray command answers at once, in argparse's words.
+    Only a closed loopback port is tried."""
+    import importlib
+    import socket
+
+    pytest.importorskip("ray")
+    if module.startswith("agents"):
+        pytest.importorskip("stable_baselines3")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"127.0.0.1:{port}"
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(module).main([*argv, "--ray", address])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1
+    assert err[0].endswith(f"error: --ray: nothing answers at '{address}' (Connection refused); is the Ray head running there?")
