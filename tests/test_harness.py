@@ -123,3 +123,16 @@ def test_an_unreachable_ray_address_is_one_line_naming_it(module, argv, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1
     assert err[0].endswith(f"error: --ray: nothing answers at '{address}' (Connection refused); is the Ray head running there?")
+
+
+def test_evaluate_help_lists_every_controller_and_says_set_takes_json():
+    from baselines import REGISTRY
+    from baselines.evaluate import build_parser
+
+    text = build_parser().format_help()
+    lines = text.splitlines()
+    for name, cls in REGISTRY.items():
+        line = next(x for x in lines if x.strip().startswith(name + " "))
+        assert len(line.split(None, 1)[1]) > 10, f"{name}: no description"
+    assert any(x.strip().startswith("fixed-<γ>") for x in lines)
+    assert "JSON" in text and "draft_scale_range=[1.0,2.0]" in text.replace(" ", "")
