@@ -1,7 +1,7 @@
 """Core benchmarks (issue: msenv core). Prints figures; run ``python -m benchmarks.core``.
 
 1. env step at K = 20 through ``gymnasium.make`` vs CartPole-v1: runs of each alternate (median
-   and range of the per-run ratio); the SPEC §11 id ``msenv/MultiSpin-Dynamic-v0`` vs the paper id
+   and range of the per-run ratio); the model §11 id ``msenv/MultiSpin-Dynamic-v0`` vs the paper id
    the same way, with the floor of that ratio measured in the same alternation: the paper id's
    step plus K × the extra arithmetic per device-round of the batched steps (the ratio if the
    dynamic step had no overhead at all beyond its arithmetic);
@@ -89,11 +89,17 @@ def batched_stepper(config: SystemConfig, gamma: np.ndarray):
     return run
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks.core``."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.core", description=__doc__)
     ap.add_argument("--steps", type=int, default=5_000, help="env steps per timed run")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved timed runs (msenv, CartPole-v1)")
     ap.add_argument("--batch", type=int, default=50_000)
+    return ap
+
+
+def main(argv=None) -> dict:
+    ap = build_parser()
     args = ap.parse_args(argv)
     cfg = SystemConfig()
     out = {}
@@ -112,7 +118,7 @@ def main(argv=None) -> dict:
     dyn_cfg = resolve_config(ENV_IDS["msenv/MultiSpin-Dynamic-v0"])
     dynamic = env_stepper("msenv/MultiSpin-Dynamic-v0", args.steps, lambda env, i: np.full(20, 1 + i % 8))
     # the floor of the ratio, measured in the same alternation: the paper id's step plus K × the
-    # extra arithmetic of SPEC §11 per device-round (batched steps, where per-call overhead vanishes)
+    # extra arithmetic of model §11 per device-round (batched steps, where per-call overhead vanishes)
     n = args.batch // 5
     g = random_batch(n, 20)[0]
     dyn_batch, paper_batch = batched_stepper(dyn_cfg, g), batched_stepper(cfg, g)
@@ -138,13 +144,13 @@ def main(argv=None) -> dict:
     out["kernel_device_rounds_per_s"] = rate
     row(f"round kernel, {args.batch} rounds x 20 devices", f"{rate / 1e6:.2f} M dev-rounds/s", "(target >= 3 M)")
 
-    # the Dynamic id's step, then with one part of SPEC §11 off at a time: what each part costs
+    # the Dynamic id's step, then with one part of model §11 off at a time: what each part costs
     observed = {"alpha_dynamics": "fixed", "alpha_observed": True}
     static = {"channel_dynamics": "iid", "csi": "oracle"}
     variants = (("", "", {}), ("_beta", ", Beta belief (no chain filter)", {"alpha_belief": "beta"}),
                 ("_alpha_observed", ", alpha fixed and observed", observed),
                 ("_iid_channel", ", i.i.d. fading seen exactly", static),
-                ("_none", ", all of SPEC 11 off (same kernel)", {**observed, **static}))
+                ("_none", ", all of model §11 off (same kernel)", {**observed, **static}))
     cost = {}
     for key, label, over in variants:
         t = batched_stepper(resolve_config(dyn_cfg, **over), g)

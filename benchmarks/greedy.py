@@ -73,10 +73,16 @@ def naive_greedy(samples, ctx) -> list[int]:
         g, v = best, bv
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks.greedy``."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.greedy", description=__doc__)
     ap.add_argument("--decisions", type=int, default=20)
     ap.add_argument("--naive-decisions", type=int, default=2)
+    return ap
+
+
+def main(argv=None) -> dict:
+    ap = build_parser()
     args = ap.parse_args(argv)
     env = MultiSpinEnv()
     env.reset(seed=0)

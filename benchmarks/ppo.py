@@ -60,14 +60,19 @@ def make_vec_env_rates(steps: int, repeats: int) -> dict[str, list[float]]:
     return out
 
 
-def main(argv=None) -> None:
-    import torch
-
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks.ppo``."""
     ap = argparse.ArgumentParser(prog="python -m benchmarks.ppo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=16384)
     ap.add_argument("--repeats", type=int, default=2)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> None:
+    import torch
+
+    args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
     r = main_job_rates(args.steps, args.repeats)
     s, o = np.array(r["stock"]), np.array(r["ours"])

@@ -31,9 +31,15 @@ def rate(venv, n: int, steps: int) -> float:
     return steps * n / (time.perf_counter() - t0)
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m benchmarks.vector``."""
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.vector", description=__doc__)
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 1024])
+    return ap
+
+
+def main(argv=None) -> dict:
+    ap = build_parser()
     args = ap.parse_args(argv)
     print("== vector env: env-steps per second (K = 20) ==")
     out = {}

@@ -58,7 +58,8 @@ def run_variant(job: tuple[str, int, dict[str, Any], int, int]) -> dict[str, Any
             "mean_gamma": ppo["mean_gamma"], "train_s": train_s}
 
 
-def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m experiments.ppo_settings``."""
     ap = argparse.ArgumentParser(prog="python -m experiments.ppo_settings", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
@@ -67,6 +68,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     ap.add_argument("--eval-seed", type=int, default=10_000)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default="results")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if args.steps is not None and args.steps < 1:
         ap.error(f"--steps {args.steps} is invalid; allowed: an integer ≥ 1")
