@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table} [options]``."""
 
 from __future__ import annotations
 
@@ -14,19 +14,21 @@ from .figures import FIGURES, run_figure
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics"],
-                    help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading)")
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table"],
+                    help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
+                         "'table' = the baselines table of --env-id)")
+    ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
-                    help="independent drops per point (default 50; sensitivity: 14; dynamics: 20)")
-    ap.add_argument("--rounds", type=int, default=None, help="rounds per drop (default 10; dynamics: 30)")
-    ap.add_argument("--seed", type=int, default=0, help="first drop seed (default 0)")
+                    help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per drop (default 10; dynamics, table: 30)")
+    ap.add_argument("--seed", type=int, default=None, help="first drop seed (default 0; table: 20000)")
     ap.add_argument("--out", default="results", help="output directory (default results/)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
                          "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
-    ap.add_argument("--agent", default=None, help="fig11 / dynamics: directory of a trained agent (adds a PPO row)")
+    ap.add_argument("--agent", default=None, help="fig11 / dynamics / table: directory of a trained agent (adds a PPO row)")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
@@ -42,11 +44,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20}.get(args.figure, 50)
     if args.rounds is None:
-        args.rounds = 30 if args.figure == "dynamics" else 10
+        args.rounds = 30 if args.figure in ("dynamics", "table") else 10
+    if args.seed is None:
+        args.seed = 20_000 if args.figure == "table" else 0
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
     connect_or_exit(ap, args.ray)
+    if args.figure == "table":
+        from .tables import run_table
+
+        try:
+            run_table(args.env_id, args.out, [args.agent] if args.agent else [], args.drops, args.rounds, args.seed,
+                      args.workers, progress=not args.no_progress, ray_address=args.ray)
+        except ValueError as e:
+            ap.error(str(e))
+        return 0
     if args.figure == "dynamics":
         from .dynamics import run_dynamics
 

@@ -1,0 +1,63 @@
+"""The baselines table of a registered id: every controller that applies to it (and any trained
+agents) on the same held-out episodes, paired per episode against the id's reference controller.
+
+``python -m experiments table --env-id msenv/MultiSpin-v0 --agent runs/ppo-MultiSpin-v0/agent``
+writes ``<out>/<id name>.csv`` (the summary: long-run throughput with 95% CIs, its ratio to the
+reference paired per episode, decision time) and a ``.json`` beside it with every episode.
+The documentation's per-id tables are these files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from baselines.evaluate import agent_loader
+from baselines.harness import Entry, agent_label, evaluate, parse_entry
+from baselines.report import print_table, summarize, write_csv, write_json
+from msenv import ENV_IDS, resolve_config
+
+#: the table's episodes: held out from training (train.py evaluates on seeds 10000..)
+EPISODES, ROUNDS, SEED = 50, 30, 20_000
+#: the paper's controllers and ours that run on every id (the first is the reference)
+PAPER_CONTROLLERS = ("greedy-saa", "optimal-uniform", "computation-only", "local-search", "fixed-4", "random")
+#: on the model §11 ids the greedy acts on what a server observes (plug-in); ours and the oracle join
+DYNAMIC_CONTROLLERS = ("plug-in-greedy", "bayes-saa", "oracle-greedy", "optimal-uniform", "computation-only",
+                       "local-search", "fixed-4")
+
+
+def controllers_for(env_id: str) -> tuple[str, ...]:
+    """The controllers of ``env_id``'s table, its reference first."""
+    return PAPER_CONTROLLERS if resolve_config(ENV_IDS[env_id]).is_paper_scenario else DYNAMIC_CONTROLLERS
+
+
+def table_name(env_id: str) -> str:
+    """The file name (without suffix) of ``env_id``'s table."""
+    return env_id.split("/")[-1]
+
+
+def command(env_id: str, agent: str | None = None, out: str = "docs/figures/tables") -> str:
+    """The command line that writes ``env_id``'s table."""
+    extra = f" --agent {agent}" if agent else ""
+    return f"python -m experiments table --env-id {env_id}{extra} --workers 2 --out {out}"
+
+
+def run_table(env_id: str, out: str | Path, agents: list[str] = (), episodes: int = EPISODES, rounds: int = ROUNDS,
+              seed: int = SEED, workers: int = 1, progress: bool = True, ray_address: str | None = None) -> list[dict]:
+    """Evaluate every controller of ``env_id`` (and ``agents``) on the same episodes; write the
+    summary CSV and the episodes' JSON to ``out``; return the summary rows."""
+    if env_id not in ENV_IDS:
+        raise ValueError(f"--env-id {env_id!r} is not registered; allowed: {', '.join(ENV_IDS)}")
+    cfg = resolve_config(ENV_IDS[env_id], episode_length=rounds)
+    entries = [parse_entry(name) for name in controllers_for(env_id)]
+    for path in agents:
+        label = agent_label(path, [e.label for e in entries])
+        entries.append(Entry(label, agent_loader()(path, label)))
+    results = evaluate(entries, cfg, episodes, seed, workers, progress=progress, ray_address=ray_address)
+    rows = summarize(results)
+    print_table(rows, title=f"{env_id}, {episodes} episodes × {rounds} rounds, seeds {seed}..")
+    path = Path(out) / f"{table_name(env_id)}.csv"
+    write_csv(rows, path)
+    write_json({"env_id": env_id, "config": cfg.to_dict(), "command": command(env_id), "summary": rows,
+                "episodes": [r.__dict__ for r in results]}, path.with_suffix(".json"))
+    print(f"wrote {path}")
+    return rows
