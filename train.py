@@ -36,7 +36,7 @@ from msenv import ENV_IDS, resolve_config
 from msenv.config import MODE_POLICIES, SystemConfig, parse_overrides
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
-#: added on the SPEC §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
+#: added on the model §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
 DYNAMIC_BASELINES = ("oracle-greedy", "bayes-saa")
 DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)

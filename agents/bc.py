@@ -1,6 +1,6 @@
 """Behaviour cloning: start PPO from a controller's decisions (kickstarting).
 
-On the SPEC §11 ids PPO from scratch plateaus ≈ 1% below the plug-in greedy SAA (README,
+On the model §11 ids PPO from scratch plateaus ≈ 1% below the plug-in greedy SAA (README,
 "Dynamics"). ``train.py --bc-init greedy-saa`` starts it from the greedy instead: the controller
 plays ``--bc-episodes`` episodes (through the one controller interface, on seeds disjoint from
 training and evaluation), the policy is fitted to its draft lengths by maximum likelihood (one

@@ -1,6 +1,6 @@
 """PPO factory for the MultiDiscrete draft-length action (one categorical per device).
 
-Defaults (chosen by measurement, see README "PPO settings"): the default scenario is a
+Defaults (chosen by measurement: the docs' "Learning" results page): the default scenario is a
 contextual bandit — rounds are independent given the observed context and actions do not
 change the next context — so the discount is 0 (no bootstrapping noise; the advantage is
 reward − V(obs)). Other values follow SB3 defaults unless measured better.

@@ -1,6 +1,6 @@
 """One controller interface for every draft-length policy (baselines and learned agents).
 
-A controller sees the round context (SPEC §7: α, T^dft, g^ul, g^dl, budgets, config) and the
+A controller sees the round context (model §7: α, T^dft, g^ul, g^dl, budgets, config) and the
 environment's observation, and returns the integer draft-length vector. The evaluation
 harness drives every controller the same way, so comparisons are paired on identical seeds.
 """
@@ -23,7 +23,7 @@ class Controller(ABC):
 
     name: str = "controller"
     #: explicitly named oracle controllers: True → the harness hands them the oracle context
-    #: (SPEC §11 truth: true α, correction-time gains) instead of the observable one; "alpha" /
+    #: (model §11 truth: true α, correction-time gains) instead of the observable one; "alpha" /
     #: "csi" → the observable context plus only the true α / only the correction-time channel
     oracle: bool | str = False
 

@@ -1,4 +1,4 @@
-"""Greedy SAA draft-length control (paper §V, SPEC §7) and its relatives.
+"""Greedy SAA draft-length control (paper §V, model §7) and its relatives.
 
 - :class:`GreedySAA` — the paper's algorithm: phase 1 synchronized all-ones increments from
   γ = 0 while the SAA goodput improves; phase 2 coordinate refinement (best single-device +1)
@@ -9,7 +9,7 @@
 - :class:`ExactSAA` — **ours**: exact maximiser of the SAA objective for small K (exhaustive
   over (γ_max+1)^K with a per-subset T_com table), to measure the greedy's optimality gap.
 
-Under SPEC §11 (hidden α, stale CSI):
+Under model §11 (hidden α, stale CSI):
 
 - :class:`PlugInGreedy` — the paper's greedy as it could be deployed: the same algorithm on the
   observable context (posterior-mean α, the gains it is shown, as if they were exact);
@@ -122,7 +122,7 @@ class PlugInGreedy(GreedySAA):
 
 
 class BayesianSAA(GreedySAA):
-    """Ours (SPEC §11): the two-phase greedy on the Bayesian SAA estimate — α samples from the
+    """Ours (model §11): the two-phase greedy on the Bayesian SAA estimate — α samples from the
     posterior, correction-time gains from h_corr | h_seen ~ CN(ρ(T_cmp(γ))·h_seen, 1 − ρ²) —
     so a candidate is priced with both its estimation error and its CSI staleness."""
 

@@ -1,4 +1,4 @@
-"""Goodput under SPEC §11 dynamics: where exact information is worth something, and who gets it.
+"""Goodput under model §11 dynamics: where exact information is worth something, and who gets it.
 
 ``python -m experiments dynamics [--drops 20] [--rounds 30] [--quick] [--agent DIR] [--ray [ADDR]]``
 
@@ -179,7 +179,7 @@ def plot(rows, gap_rows, path: Path, subtitle: str) -> None:
         ax.grid(alpha=0.3)
         if j == 0:
             ax.legend(fontsize=6)
-    fig.suptitle(f"Dynamics (SPEC §11): value of exact information and who recovers it\n{subtitle}", fontsize=10)
+    fig.suptitle(f"Dynamics (model §11): value of exact information and who recovers it\n{subtitle}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -1,4 +1,4 @@
-"""The paper's experiments (§VI, SPEC §10): one function per figure, CSV + PNG.
+"""The paper's experiments (§VI, model §10): one function per figure, CSV + PNG.
 
 A *drop* is one independent draw of geometry, tasks, drafting speeds, fading and verification
 outcomes: drop ``d`` is an episode of ``rounds`` rounds with seed ``seed + d``, played by the
@@ -40,7 +40,7 @@ def watt_to_dbm(w: float) -> float:
 
 
 def total_power_split(k: int, ratio: float) -> tuple[float, float]:
-    """SPEC §10: P_tot(K) = P̄_dl + K·P̄_ul (W); P_ul = P_tot/(ratio + K), P_dl = ratio·P_ul.
+    """model §10: P_tot(K) = P̄_dl + K·P̄_ul (W); P_ul = P_tot/(ratio + K), P_dl = ratio·P_ul.
     Returns (P_ul, P_dl) in dBm."""
     p_tot = 10 ** ((P_DL_REF_DBM - 30) / 10) + k * 10 ** ((P_UL_REF_DBM - 30) / 10)
     p_ul = p_tot / (ratio + k)

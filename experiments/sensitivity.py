@@ -1,4 +1,4 @@
-"""How the paper's conclusions depend on the reconstructed choices (SPEC [R] fields).
+"""How the paper's conclusions depend on the reconstructed choices (the model's [R] fields).
 
 ``python -m experiments sensitivity [--drops 14] [--extended] [--quick] [--ray [ADDRESS]]``
 

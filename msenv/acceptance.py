@@ -1,4 +1,4 @@
-"""Verification outcome: i.i.d. token acceptance with common random numbers (SPEC §3).
+"""Verification outcome: i.i.d. token acceptance with common random numbers (model §3).
 
 Each drafted token of device k is accepted independently with probability α_k [R].
 The outcome of a round is summarised by F_k, the position of the first rejection if the
@@ -84,7 +84,7 @@ def rejection_probability(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:
 
 
 def expected_tokens(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """E[N_k] = (1 − α^(γ+1)) / (1 − α), and γ + 1 when α = 1 (SPEC §3)."""
+    """E[N_k] = (1 − α^(γ+1)) / (1 − α), and γ + 1 when α = 1 (model §3)."""
     alpha = np.asarray(alpha, dtype=float)
     gamma = np.asarray(gamma)
     one = alpha >= 1.0
@@ -93,7 +93,7 @@ def expected_tokens(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     return np.where(one, gamma + 1.0, val)
 
 
-# ---------------------------------------------------------------------- dynamics (SPEC §11)
+# ---------------------------------------------------------------------- dynamics (model §11)
 #: smallest α a Beta draw is allowed to take (α must lie in (0, 1])
 MIN_ALPHA = 1e-6
 
@@ -138,7 +138,7 @@ def _markov_alpha(alpha, hard, delta):
 
 #: α_easy/hard = α ± δ·min(α, 1 − α) of one device, compiled (the dynamic step kernel's)
 markov_alpha_scalar = njit(cache=True)(_markov_alpha)
-#: α_easy/hard = α ± δ·min(α, 1 − α): both stay in (0, 1] and average to α (SPEC §11); a numpy ufunc
+#: α_easy/hard = α ± δ·min(α, 1 − α): both stay in (0, 1] and average to α (model §11); a numpy ufunc
 #: of (α, hard, δ)
 markov_alpha = ufunc(["f8(f8, b1, f8)"], _markov_alpha)
 
@@ -202,7 +202,7 @@ def filter_likelihoods(alpha_cells: np.ndarray, max_accepted: int) -> np.ndarray
 def filter_step(belief: np.ndarray, accepted: np.ndarray, rejected: np.ndarray, alpha_cells: np.ndarray,
                 stay: float, likelihoods: np.ndarray | None = None) -> np.ndarray:
     """One round of the forward filter of (request α, chain state), belief [..., n, 2]:
-    the Bayes update after a round with ``accepted`` tokens and the ``rejected`` flag (SPEC §11:
+    the Bayes update after a round with ``accepted`` tokens and the ``rejected`` flag (model §11:
     likelihood α^A·(1 − α)^rejected, normalised; a round with γ = 0 carries no information),
     then the chain's step (the state stays with probability ``stay``, else flips).
     ``likelihoods``: :func:`filter_likelihoods` of the cells, covering every A (computed when None)."""

@@ -1,4 +1,4 @@
-"""Radio channel: geometry, path loss, Rayleigh fading, Shannon rates, UL delays (SPEC §2, §4).
+"""Radio channel: geometry, path loss, Rayleigh fading, Shannon rates, UL delays (model §2, §4).
 
 All functions are pure numpy and broadcast over any leading batch axes.
 """
@@ -17,12 +17,12 @@ _LN2 = math.log(2.0)
 
 
 def large_scale_gain(distance_m: np.ndarray, ref_gain: float, exponent: float) -> np.ndarray:
-    """β_k = β_ref · d_k^(−exponent); paper: β_ref = −30 dB at 1 m, exponent 3.5 (SPEC §2)."""
+    """β_k = β_ref · d_k^(−exponent); paper: β_ref = −30 dB at 1 m, exponent 3.5 (model §2)."""
     return ref_gain * np.power(distance_m, -exponent)
 
 
 def distances_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
-    """Device-to-server distances d_k ~ U[d_min, d_max] (SPEC §2) from uniforms u ∈ [0, 1)."""
+    """Device-to-server distances d_k ~ U[d_min, d_max] (model §2) from uniforms u ∈ [0, 1)."""
     lo, hi = cfg.distance_range_m
     return lo + (hi - lo) * u
 
@@ -35,7 +35,7 @@ def _exp1_from_uniform(u):
     return max(-math.log1p(-u), MIN_FADING)
 
 
-#: |h|² ~ Exp(1) from a uniform u ∈ [0, 1) by inverse CDF, floored at MIN_FADING — compiled scalar
+#: ∣h∣² ~ Exp(1) from a uniform u ∈ [0, 1) by inverse CDF, floored at MIN_FADING — compiled scalar
 exp1_scalar = njit(cache=True)(_exp1_from_uniform)
 
 
@@ -49,7 +49,7 @@ _exp1_ufunc = ufunc(["f8(f8)"], _exp1_from_uniform)
 
 
 def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray]:
-    """UL and DL power gains β·|h|², |h|² ~ Exp(1) by inverse CDF from uniforms (SPEC §2).
+    """UL and DL power gains β·∣h∣², ∣h∣² ~ Exp(1) by inverse CDF from uniforms (model §2).
 
     ``u`` [..., 2K] for ``cfg.fading == "independent"`` [R] (UL draws first), [..., K] for
     ``"reciprocal"`` (one draw serves both directions).
@@ -82,16 +82,16 @@ transmission_delay = ufunc(["f8(f8, f8)"], _transmission_delay)
 
 
 def shannon_rate(power_w, gain, n0_w_hz: float, bandwidth_hz) -> np.ndarray:
-    """r = b·log2(1 + p·g / (N0·b)) bits/s (SPEC §4)."""
+    """r = b·log2(1 + p·g / (N0·b)) bits/s (model §4)."""
     return rate_from_snr(bandwidth_hz, power_w * gain / (n0_w_hz * bandwidth_hz))
 
 
 def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndarray:
-    """τ_k^ul = L / r_k^ul at full power P_ul (SPEC §4: max power is optimal for UL)."""
+    """τ_k^ul = L / r_k^ul at full power P_ul (model §4: max power is optimal for UL)."""
     return transmission_delay(bits, shannon_rate(p_ul_w, g_ul, n0_w_hz, bandwidth_hz))
 
 
-# ---------------------------------------------------------------------- dynamics (SPEC §11)
+# ---------------------------------------------------------------------- dynamics (model §11)
 def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     """Maximum Doppler shift f_D = v·f_c / c."""
     from .config import SPEED_OF_LIGHT
@@ -131,11 +131,11 @@ def _power_gain(h, beta):
 complex_gain_scalar = njit(cache=True)(_complex_gain)
 evolve_scalar = njit(cache=True)(_evolve)
 power_gain_scalar = njit(cache=True)(_power_gain)
-#: h ~ CN(0, 1) from two uniforms: |h|² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
+#: h ~ CN(0, 1) from two uniforms: ∣h∣² = −ln(1 − u_mag) ~ Exp(1) (the same inverse CDF as
 #: :func:`fading_from_uniform`), phase 2π·u_phase uniform and independent (a numpy ufunc)
 complex_gain_from_uniform = ufunc(["c16(f8, f8)"], _complex_gain)
 #: Gauss–Markov step h' = ρ·h + √(1 − ρ²)·w, w ~ CN(0, 1): keeps h' ~ CN(0, 1) and corr(h, h') = ρ,
-#: corr(|h|², |h'|²) = ρ² (a numpy ufunc of (h, ρ, w))
+#: corr(∣h∣², ∣h'∣²) = ρ² (a numpy ufunc of (h, ρ, w))
 evolve_gain = ufunc(["c16(c16, f8, c16)"], _evolve)
-#: g = β·|h|² (|h|² floored at :data:`MIN_FADING`, as for i.i.d. fading; a numpy ufunc of (h, β))
+#: g = β·∣h∣² (∣h∣² floored at :data:`MIN_FADING`, as for i.i.d. fading; a numpy ufunc of (h, β))
 power_gain = ufunc(["f8(c16, f8)"], _power_gain)

@@ -30,7 +30,7 @@ TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
 
 
 def dbm_to_watt(dbm: float) -> float:
-    """dBm → W: 10^((x − 30)/10) (SPEC §2, units)."""
+    """dBm → W: 10^((x − 30)/10) (model §2, units)."""
     return 10.0 ** ((dbm - 30.0) / 10.0)
 
 
@@ -80,7 +80,7 @@ class SystemConfig:
     #: (low, high) of the device distances d_k, m, drawn uniformly per episode
     distance_range_m: tuple[float, float] = (100.0, 500.0)
     #: [R] small-scale fading of the two directions: "independent" (UL and DL fade independently)
-    #: or "reciprocal" (one |h|² for both)
+    #: or "reciprocal" (one fading gain for both directions)
     fading: str = "independent"
     #: [R] when i.i.d. Rayleigh fading is redrawn: "round" (block fading, every round) or
     #: "episode" (static for the episode)
@@ -239,7 +239,7 @@ class SystemConfig:
     # ------------------------------------------------------------------ derived
     @functools.cached_property
     def payload_bits(self) -> float:
-        """L = V_eff·(⌈log2 V⌉ + Q) bits per correction (SPEC §2)."""
+        """L = V_eff·(⌈log2 V⌉ + Q) bits per correction (model §2)."""
         return float(self.vocab_eff * (math.ceil(math.log2(self.vocab_size)) + self.bits_per_prob))
 
     @functools.cached_property
@@ -264,7 +264,7 @@ class SystemConfig:
 
     @functools.cached_property
     def alpha_hidden(self) -> bool:
-        """True when the controller sees a posterior instead of α (SPEC §11)."""
+        """True when the controller sees a posterior instead of α (model §11)."""
         return not self.alpha_observed
 
     @functools.cached_property
@@ -319,7 +319,7 @@ class SystemConfig:
 
 
 # ---------------------------------------------------------------------- presets
-#: SPEC §2 / §9 values of the two model pairs.
+#: model §2 / §9 values of the two model pairs.
 PRESETS: dict[str, dict[str, Any]] = {
     "qwen2.5": dict(
         preset="qwen2.5",

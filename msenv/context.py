@@ -1,7 +1,7 @@
 """What a controller sees before it acts, and what it may answer.
 
-:class:`RoundContext` is the one input every controller's ``act`` takes (SPEC §7, §11): the
-upcoming round's acceptance rates, drafting speeds, channel gains and budgets — under the SPEC §11
+:class:`RoundContext` is the one input every controller's ``act`` takes (model §7, §11): the
+upcoming round's acceptance rates, drafting speeds, channel gains and budgets — under the model §11
 dynamics only what a server can know (the α belief, decision-time or statistical CSI), unless an
 explicitly named *oracle* context is asked for. :func:`validate_action` checks an answer.
 """
@@ -20,11 +20,11 @@ from .state import State
 
 @dataclass(frozen=True)
 class RoundContext:
-    """What a controller sees before acting (SPEC §7, §11): the upcoming round's inputs.
+    """What a controller sees before acting (model §7, §11): the upcoming round's inputs.
 
     Arrays are [K] for one environment (or [B, K] for a batch); ``p_ul_w``/``p_dl_w`` are the
     episode's power budgets (fixed unless the config randomises them). In the paper scenario
-    only the first seven fields are set. Under SPEC §11 the *observable* context
+    only the first seven fields are set. Under model §11 the *observable* context
     (``env.context``) holds ``alpha`` = the posterior mean when α is hidden (with ``alpha_a``,
     ``alpha_b``), the gains the CSI mode shows, and the complex CSI / Doppler when the channel
     is Gauss–Markov (with ``csi="oracle"`` also the innovations ``w_ul``/``w_dl`` that fix the
@@ -89,7 +89,7 @@ ORACLE_MODES = (False, True, "alpha", "csi")
 def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
     """The round context of row ``index`` (arrays [K]) or of the whole batch (``None``).
 
-    ``oracle=False``: what the server can know (SPEC §11); ``True``: the truth (true α, the
+    ``oracle=False``: what the server can know (model §11); ``True``: the truth (true α, the
     innovations that fix the correction-time gains); ``"alpha"`` / ``"csi"``: the server's view
     plus only that part of the truth. All equal in the paper scenario.
     """

@@ -1,4 +1,4 @@
-"""The SPEC §11 dynamics: a moving channel, back-to-back requests and the server's α belief.
+"""The model §11 dynamics: a moving channel, back-to-back requests and the server's α belief.
 
 ``channel_dynamics="gauss_markov"`` keeps complex gains h per link; a round decided at t0 sees
 h(t0), the correction uses h(t0 + T_cmp(γ)) = ρ₁h + √(1−ρ₁²)w₁ (w₁ drawn one round ahead, so an
@@ -64,7 +64,7 @@ def complex_links(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
 
 def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: np.ndarray, beta: np.ndarray,
                  cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, dict]:
-    """The SPEC §11 part of a new episode from the reset uniforms ``u`` (slices ``lay``): returns
+    """The model §11 part of a new episode from the reset uniforms ``u`` (slices ``lay``): returns
     the first round's α, the decision gains (None unless Gauss–Markov) and the §11 fields of
     :class:`~msenv.state.State`."""
     fields: dict[str, np.ndarray | None] = {}
@@ -107,7 +107,7 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
 def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
                  task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, consts, cells, likelihoods,
                  prior, task_table, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
-    """A SPEC §11 round over rows (compiled), the whole step:
+    """A model §11 round over rows (compiled), the whole step:
 
     1. outcomes; with the Gauss–Markov channel the correction-time gains
        h(t0 + T_cmp(γ)) = ρ₁h + √(1 − ρ₁²)w, ρ₁ = J0(2π f_D T_cmp(γ));
@@ -247,7 +247,7 @@ _NO_LIK = np.zeros((1, 2, 1, 2))
 
 
 def step(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
-    """Play one SPEC §11 round (draft lengths ``gamma`` [B, K], int64 rows); the result's ``info``
+    """Play one model §11 round (draft lengths ``gamma`` [B, K], int64 rows); the result's ``info``
     holds the round's truth (α, correction-time gains, request ends)."""
     s = state
     n, k = gamma.shape

@@ -1,4 +1,4 @@
-"""Gymnasium environment: one step = one Multi-SPIN round (SPEC §8).
+"""Gymnasium environment: one step = one Multi-SPIN round (model §8).
 
 ``MultiSpinEnv`` is a thin shell over :mod:`msenv.functional`: it draws the uniforms from
 ``self.np_random`` and calls the pure reset/step functions, which call the shared round
@@ -31,10 +31,31 @@ INFO_KEYS = (
     "t_draft", "t_verify", "t_com", "latency", "goodput",
     "episode_tokens", "episode_time", "episode_throughput",
 )
-#: extra ``info`` keys under SPEC §11 dynamics: the truth of the round, for analysis (never in
+#: extra ``info`` keys under model §11 dynamics: the truth of the round, for analysis (never in
 #: the observation): the true α, the correction-time gains, and (requests) which requests ended.
 DYNAMIC_INFO_KEYS = ("alpha", "g_ul_corr", "g_dl_corr")
 REQUEST_INFO_KEYS = ("request_done",)
+#: what each ``info`` key holds (arrays are [K], per device)
+INFO_DOCS = {
+    "tokens": "int [K]: tokens each device gained this round, N_k = A_k + 1 (capped at a request's end)",
+    "accepted": "int [K]: drafted tokens the target model accepted, A_k",
+    "rejected": "bool [K]: the device's draft had a rejection (it needed a correction)",
+    "modes": "int8 [K]: how the correction crossed the link: 0 none, 1 UL, 2 DL",
+    "dl_power": "float [K]: DL power given to the device, W (0 unless DL)",
+    "ul_delay": "float [K]: the device's UL transfer time, s (0 unless rejected)",
+    "t_draft": "float: drafting time max_k γ_k T_k^dft, s",
+    "t_verify": "float: the verification pass, s",
+    "t_com": "float: the correction exchange T_com, s",
+    "latency": "float: the round's time T = t_draft + t_verify + t_com, s",
+    "goodput": "float: the round's goodput Σ_k N_k / T, tokens/s (the reward before reward_scale)",
+    "episode_tokens": "float: tokens so far in the episode",
+    "episode_time": "float: time so far in the episode, s",
+    "episode_throughput": "float: episode_tokens / episode_time, tokens/s (the long-run throughput)",
+    "alpha": "float [K]: the true α of the round (dynamics only; never in the observation)",
+    "g_ul_corr": "float [K]: the UL gain the correction used (dynamics only)",
+    "g_dl_corr": "float [K]: the DL gain the correction used (dynamics only)",
+    "request_done": "bool [K]: the device's request ended this round (requests only)",
+}
 #: fields that fix the spaces (a reset option may not change them)
 _LOCKED_FIELDS = ("num_devices", "gamma_max", "alpha_observed", "channel_dynamics")
 
@@ -100,7 +121,7 @@ def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> di
 
 
 class MultiSpinEnv(gym.Env):
-    """Draft-length control for multi-access speculative inference (SPEC §8).
+    """Draft-length control for multi-access speculative inference (model §8).
 
     Args:
         config: a :class:`~msenv.config.SystemConfig`, a dict of its fields, or a preset name.
@@ -137,6 +158,9 @@ class MultiSpinEnv(gym.Env):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode: new distances, tasks, drafting speeds, budgets and fading, drawn from
+        the env's generator (seeded by ``seed``); ``options={"config": {...}}`` changes config
+        fields from this episode on. Returns the first observation and an empty ``info``."""
         super().reset(seed=seed)
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
@@ -150,6 +174,9 @@ class MultiSpinEnv(gym.Env):
         return F.observe(self._state, self.config)[0], {}
 
     def step(self, action):
+        """Play one round with draft lengths ``action`` ([K] integers in [0, γ_max]): returns the
+        next observation, the round's goodput × ``reward_scale``, ``terminated`` (always False),
+        ``truncated`` (after ``episode_length`` rounds) and ``info``."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg = self.config
@@ -167,7 +194,7 @@ class MultiSpinEnv(gym.Env):
     @property
     def context(self) -> F.RoundContext:
         """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what
-        controllers act on; under SPEC §11 only what the server can know (posterior of α, the
+        controllers act on; under model §11 only what the server can know (posterior of α, the
         CSI its mode shows)."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the context")
@@ -175,7 +202,7 @@ class MultiSpinEnv(gym.Env):
 
     @property
     def oracle_context(self) -> F.RoundContext:
-        """The upcoming round's truth (SPEC §11): true α and the innovations that fix the
+        """The upcoming round's truth (model §11): true α and the innovations that fix the
         correction-time gains — for explicitly named oracle controllers only. Equals
         :attr:`context` in the paper scenario."""
         if self._state is None:

@@ -1,4 +1,4 @@
-"""Pure, batched environment dynamics (SPEC §8), in the style of gymnax / Gymnasium FuncEnv.
+"""Pure, batched environment dynamics (model §8), in the style of gymnax / Gymnasium FuncEnv.
 
 Randomness enters only as arrays of uniforms, so the dynamics are pure functions::
 
@@ -8,7 +8,7 @@ Randomness enters only as arrays of uniforms, so the dynamics are pure functions
 
 The parts live in rooms of their own, re-exported here: :mod:`msenv.state` (the state and the
 layout of the draws), :mod:`msenv.observation` (the observation's layout), :mod:`msenv.context`
-(what a controller sees, and action checks), :mod:`msenv.dynamics` (the SPEC §11 step). This
+(what a controller sees, and action checks), :mod:`msenv.dynamics` (the model §11 step). This
 module keeps reset, the step's dispatch and the paper scenario's compiled step.
 """
 
@@ -38,7 +38,7 @@ _WARM: set[bool] = set()
 
 def warm_up(cfg: SystemConfig) -> None:
     """Compile (or load from numba's cache) the kernels of ``cfg``'s step — the paper scenario's
-    or the SPEC §11 one — once per process, with a one-line notice on stderr when that takes long
+    or the model §11 one — once per process, with a one-line notice on stderr when that takes long
     (the first use on a machine). Environments call it when they are made; it draws nothing from
     any environment's generator."""
     kind = cfg.is_paper_scenario
@@ -62,7 +62,7 @@ def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None
 
 def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
     """Draw a new episode per row of ``u`` [B, reset_draws(cfg)]: geometry, tasks, drafting
-    speeds, budgets and the first round's fading (and the SPEC §11 state when configured)."""
+    speeds, budgets and the first round's fading (and the model §11 state when configured)."""
     lay = layout(cfg)["reset"]
     distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
     beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
@@ -82,7 +82,7 @@ def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
 
 def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
     """Play one round with draft lengths ``gamma`` [B, K]; returns the next state and the
-    round's :class:`~msenv.goodput.RoundResult` (via the shared round kernel). Under SPEC §11 the
+    round's :class:`~msenv.goodput.RoundResult` (via the shared round kernel). Under model §11 the
     result's ``info`` holds the truth of the round (α, correction-time gains, request ends)."""
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
@@ -95,7 +95,7 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
 def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, static_obs, ints, reals,
                 rejected, modes, per_round, obs):
     """The paper scenario's round over rows (compiled): verification outcomes from the step's
-    uniforms, the round kernel, the next round's fading and its observation (SPEC §3–§6, §8).
+    uniforms, the round kernel, the next round's fading and its observation (model §3–§6, §8).
     ``consts``: :func:`msenv.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
     observation (``static_obs`` with its gain slots) into ``obs``."""
     n, k = gamma.shape

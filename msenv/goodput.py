@@ -1,4 +1,4 @@
-"""Token goodput: the one round-evaluation kernel and the expected-goodput estimator (SPEC §6).
+"""Token goodput: the one round-evaluation kernel and the expected-goodput estimator (model §6).
 
 :func:`evaluate_round` maps (draft lengths, outcome, context) → reactive solution → latency →
 goodput, batched over leading axes. The environment's step, the SAA controllers and the
@@ -36,7 +36,7 @@ class RoundResult:
     t_com: np.ndarray  #: s [...]
     latency: np.ndarray  #: s [...]  T = t_draft + t_verify + t_com
     goodput: np.ndarray  #: tokens/s [...]  G = Σ_k N_k / T
-    #: SPEC §11 truth of the round (true α, correction-time gains, request ends), else None
+    #: model §11 truth of the round (true α, correction-time gains, request ends), else None
     info: dict | None = None
     #: int [..., K] tokens generated (A_k + 1 in the batch), before any request-end cap
     served: np.ndarray | None = None
@@ -129,7 +129,7 @@ def evaluate_round(
 ) -> RoundResult:
     """One round (or a batch of rounds): outcome → reactive solution → latency → goodput.
 
-    ``token_cap`` [..., K]: tokens left in each device's request (SPEC §11); tokens past it are
+    ``token_cap`` [..., K]: tokens left in each device's request (model §11); tokens past it are
     not goodput (``tokens`` counts at most the cap; ``served`` counts them all). One compiled
     kernel serves a single round and a batch alike.
     """
@@ -205,7 +205,7 @@ _NO_CAP = np.zeros((0, 0), np.int64)
 
 
 def in_batch(gamma: np.ndarray, cfg: SystemConfig):
-    """Which devices the verification pass serves (SPEC §4 [R]): all of them
+    """Which devices the verification pass serves (model §4 [R]): all of them
     (``verify_batch="all"``: a device with γ_k = 0 still gets the target model's next token) or
     only the drafting ones (``"drafting"``: a device with γ_k = 0 is not verified and gets nothing)."""
     return True if cfg.verify_batch == "all" else np.asarray(gamma) > 0
@@ -220,7 +220,7 @@ def saa_objective(
     first_rejection: np.ndarray | None = None,
     cfg: SystemConfig | None = None,
 ) -> np.ndarray:
-    """Expected goodput of candidates ``gammas`` [C, K] from per-sample T_com [C, S] (SPEC §6).
+    """Expected goodput of candidates ``gammas`` [C, K] from per-sample T_com [C, S] (model §6).
 
     ``"ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com), E[N_k] in closed form;
     ``"mean_of_ratios"``: mean_s Σ_k N_k,s / (T_cmp + T_com,s) — the expected reward; needs the
@@ -231,7 +231,7 @@ def saa_objective(
     served = True if cfg is None else in_batch(gammas, cfg)
     if objective == "ratio":
         alpha = np.asarray(alpha)
-        if alpha.ndim == 2:  # α samples [S, K] (SPEC §11): E[N_k] averaged over the posterior
+        if alpha.ndim == 2:  # α samples [S, K] (model §11): E[N_k] averaged over the posterior
             e_tokens = acceptance.expected_tokens(alpha[None], gammas[:, None]).mean(axis=1)
         else:
             e_tokens = acceptance.expected_tokens(alpha, gammas)
@@ -259,7 +259,7 @@ def expected_goodput(
     objective: str | None = None,
     policy: str | None = None,
 ) -> np.ndarray:
-    """SAA estimate of the expected goodput of each candidate (SPEC §6), plain batched form.
+    """SAA estimate of the expected goodput of each candidate (model §6), plain batched form.
 
     ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
     numbers). Returns [C]. :class:`msenv.saa.SAAEstimator` computes the same numbers

@@ -1,4 +1,4 @@
-"""Computation latency of a round: drafting and batched verification (SPEC §4).
+"""Computation latency of a round: drafting and batched verification (model §4).
 
 T_cmp(γ) = max_k γ_k T_k^dft + T_ver, with the verification fit [R]
 T_ver = T0 + T1·K_batch + T2·Σ_k γ_k + T3·K_batch·(max_k γ_k + 1), where K_batch = K
@@ -65,7 +65,7 @@ def draft_latency(gamma: np.ndarray, t_draft: np.ndarray) -> np.ndarray:
 
 
 def verify_latency(gamma: np.ndarray, cfg: SystemConfig) -> np.ndarray:
-    """T_ver = T0 + T1·K_batch + T2·Σγ + T3·K_batch·(max γ + 1) (SPEC §4 [R], pluggable through
+    """T_ver = T0 + T1·K_batch + T2·Σγ + T3·K_batch·(max γ + 1) (model §4 [R], pluggable through
     the config)."""
     gamma = np.asarray(gamma)
     return _latencies(gamma, np.zeros(gamma.shape[-1]), cfg)[1]

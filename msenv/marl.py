@@ -10,7 +10,7 @@ Local observation of device k (float32, in [−1, 1]; F = ``functional.device_fe
 index    feature
 =======  ====================================================================
 0…F−1    device k's own features (α or its posterior mean, drafting-speed scale,
-         g^ul, g^dl, β, and the SPEC §11 extras; as in :mod:`msenv.functional`)
+         g^ul, g^dl, β, and the model §11 extras; as in :mod:`msenv.functional`)
 F, F+1   the global features (P_ul, P_dl)
 F+2…F+4  shared: mean over all devices of slot 0 (α), of the squashed g^ul and g^dl
 =======  ====================================================================
@@ -33,7 +33,7 @@ from .config import SystemConfig, check_fields
 from .env import MultiSpinEnv
 from .functional import GLOBAL_FEATURES, device_features
 
-#: local observation size in the paper scenario (SPEC §11 configs add their extra device features)
+#: local observation size in the paper scenario (model §11 configs add their extra device features)
 LOCAL_OBS = 5 + GLOBAL_FEATURES + 3
 REWARD_MODES = ("shared", "per_device")
 

@@ -15,7 +15,7 @@ index  feature
 5K+1   tanh((P_dl [dBm] − 30) / 20)
 =====  ===========================================================
 
-Under SPEC §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
+Under model §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
 ``alpha_observed=False`` (the current α otherwise); slots 2–3 = the decision-time gains
 (``csi="oracle"|"decision"``) or β (``"statistical"``, the mean gain); and appends per device
 (``device_features(cfg)`` in all) ``2·sd`` of the α belief (hidden α), ``2·P(hard) − 1`` (the
@@ -67,6 +67,27 @@ def device_features(cfg: SystemConfig) -> int:
             + int(cfg.channel_dynamics == "gauss_markov"))
 
 
+def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
+    """What each entry of a device row, and each global entry, means under ``cfg`` (the source of
+    the environment pages)."""
+    gain = {"oracle": "the gain the coming correction will use", "decision": "the gain at decision time",
+            "statistical": "β's entry (statistical CSI: no fading shown)"}[cfg.csi]
+    alpha = {None: "α, the acceptance rate of the device's task" + (" (the current request's)" if
+                                                                       cfg.alpha_dynamics != "fixed" else ""),
+             "beta": "the Beta posterior's mean of the request's α",
+             "grid": "the filter's predictive mean of the coming round's α"}[cfg.belief]
+    dev = [alpha, "the drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]",
+           f"tanh((g_ul [dB] + 115)/15): UL, {gain}", f"tanh((g_dl [dB] + 115)/15): DL, {gain}",
+           "tanh((β [dB] + 115)/15): the large-scale gain"]
+    if cfg.alpha_hidden:
+        dev.append("min(2·sd of the α belief, 1)")
+    if cfg.belief == "grid":
+        dev.append("2·P(hard) − 1: the filter's belief that the easy/hard chain is hard")
+    if cfg.channel_dynamics == "gauss_markov":
+        dev.append("tanh(f_D / 10 Hz): the device's Doppler")
+    return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
+
+
 def obs_size(cfg: SystemConfig) -> int:
     """Length of the observation vector."""
     return device_features(cfg) * cfg.num_devices + GLOBAL_FEATURES
@@ -98,7 +119,7 @@ def gain_slots(out, g_ul, g_dl, nf, statistical):
 
 @njit(cache=True, error_model="numpy")
 def belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, gm):
-    """The SPEC §11 observation entries of every device row (compiled): the α slot = the belief's
+    """The model §11 observation entries of every device row (compiled): the α slot = the belief's
     mean α (or α itself when observed), then 2·sd of the belief, 2·P(hard) − 1 (grid belief) and
     tanh(f_D / 10 Hz) (Gauss–Markov). ``mode``: ``acceptance.BELIEF_CODES``."""
     b, k = alpha.shape

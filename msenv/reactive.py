@@ -1,4 +1,4 @@
-"""Reactive stage: mode selection and power allocation for a realised outcome (SPEC §5).
+"""Reactive stage: mode selection and power allocation for a realised outcome (model §5).
 
 Batched over any leading axes (rounds × devices, or samples × devices); the last axis is
 the devices. One compiled (numba) row kernel serves a single outcome and a batch alike.

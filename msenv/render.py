@@ -1,4 +1,4 @@
-"""Pictures of a round for ``render_mode="rgb_array"`` (SPEC §8; matplotlib, Agg, no display).
+"""Pictures of a round for ``render_mode="rgb_array"`` (model §8; matplotlib, Agg, no display).
 
 The frame shows the cell from above — the server at the centre, every device at its distance
 (devices spread evenly in angle, in index order), coloured by the round's outcome (all

@@ -1,4 +1,4 @@
-"""Sample average approximation of the expected goodput (SPEC §6, paper §V).
+"""Sample average approximation of the expected goodput (model §6, paper §V).
 
 :class:`SAAEstimator` draws N_SAA verification outcomes once per decision (common random
 numbers: every candidate draft-length vector is scored on the same samples) and scores
@@ -143,7 +143,7 @@ class SAAEstimator:
 
 
 class DynamicSAAEstimator:
-    """SAA scores under SPEC §11 uncertainty, with the same ``evaluate`` interface as
+    """SAA scores under model §11 uncertainty, with the same ``evaluate`` interface as
     :class:`SAAEstimator` (so the greedy, uniform and local searches run on it unchanged).
 
     Each of the S samples (drawn once per decision: common random numbers for every candidate)

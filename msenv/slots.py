@@ -33,7 +33,7 @@ class RoundParams(NamedTuple):
 
 
 class StepParams(NamedTuple):
-    """Constants of the step kernels (paper and SPEC §11), built by
+    """Constants of the step kernels (paper and model §11), built by
     :func:`msenv.state.step_params`; flags are 0/1."""
 
     gamma_cap: float  #: γ_max + 1, the cap of a sampled first rejection
@@ -101,7 +101,7 @@ class PerRound(NamedTuple):
 
 
 class DynamicFloats(NamedTuple):
-    """Rows of the SPEC §11 step's float output block [8, N, K]."""
+    """Rows of the model §11 step's float output block [8, N, K]."""
 
     g_ul_corr: int  #: the gains the correction used
     g_dl_corr: int
@@ -114,14 +114,14 @@ class DynamicFloats(NamedTuple):
 
 
 class DynamicFlags(NamedTuple):
-    """Rows of the SPEC §11 step's bool output block [2, N, K]."""
+    """Rows of the model §11 step's bool output block [2, N, K]."""
 
     request_done: int
     hard: int  #: the chain's state of the next round
 
 
 class ComplexRows(NamedTuple):
-    """Rows of the SPEC §11 step's complex output block [3, N, L, K]."""
+    """Rows of the model §11 step's complex output block [3, N, L, K]."""
 
     h_corr: int  #: the gains at the correction
     h_next: int  #: the next decision's gains

@@ -11,7 +11,7 @@ those uniforms (all U[0, 1)):
   mode coins K (used by ``mode_policy="random"``; drawn under every policy so that the same seed
   gives the same outcomes and fading whatever the reactive policy — paired comparisons).
 
-The SPEC §11 dynamics append their draws after the paper layout, which stays unchanged: reset —
+The model §11 dynamics append their draws after the paper layout, which stays unchanged: reset —
 the complex decision gains take 2 uniforms per complex number and link instead of the fading,
 then speeds K, the innovations w₁ (complex, per link), request length K, request α K, chain
 state K, and the uniforms of the next :data:`REQUEST_POOL` requests 3·K·POOL (so request j of a
@@ -42,7 +42,7 @@ REQUEST_POOL = 8
 class State:
     """Per-episode and per-round state of B environments (leading axis B).
 
-    The fields after ``static_obs`` belong to the SPEC §11 dynamics and are None when off.
+    The fields after ``static_obs`` belong to the model §11 dynamics and are None when off.
     """
 
     distance: np.ndarray  #: m [B, K]

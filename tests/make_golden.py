@@ -1,5 +1,5 @@
 """Regenerate tests/data/golden_paper.npz: trajectories of the paper scenario (the default ids and
-a few [R] variants) recorded with the code *before* the dynamics of SPEC §11 were added. The test
+a few [R] variants) recorded with the code *before* the dynamics of model §11 were added. The test
 ``test_dynamics.py::test_paper_scenario_bit_identical_to_golden`` compares every obs, reward and
 info key against it. Run only to re-baseline on purpose: ``python tests/make_golden.py``."""
 

@@ -1,4 +1,4 @@
-"""Regenerate tests/data/golden_dynamic.npz: trajectories of SPEC §11 configs recorded with the
+"""Regenerate tests/data/golden_dynamic.npz: trajectories of model §11 configs recorded with the
 numpy implementation of the dynamic step (commit 6188e3c, before the compiled kernel), for
 ``test_dynamics.py::test_dynamic_step_matches_the_numpy_implementation``. Re-baseline only on
 purpose, from that commit: ``PYTHONPATH=<checkout of 6188e3c> python tests/make_golden_dynamic.py``."""

@@ -1,4 +1,4 @@
-"""Verification-outcome model (SPEC §3) against closed forms and Monte Carlo."""
+"""Verification-outcome model (model §3) against closed forms and Monte Carlo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Draft-length controllers and the SAA estimator (SPEC §6–7) against independent
+"""Draft-length controllers and the SAA estimator (model §6–7) against independent
 computations."""
 
 import math
@@ -102,7 +102,7 @@ def test_common_random_numbers_and_sample_size():
 
 
 def _reference_greedy(est):
-    """Independent two-phase greedy on the plain batched estimator (SPEC §7)."""
+    """Independent two-phase greedy on the plain batched estimator (model §7)."""
     ctx, cfg = est.context, est.config
 
     def score(g):

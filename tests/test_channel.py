@@ -1,4 +1,4 @@
-"""Channel model (SPEC §2, §11): the Gauss–Markov process's lag law and Jakes correlation."""
+"""Channel model (model §2, §11): the Gauss–Markov process's lag law and Jakes correlation."""
 
 from __future__ import annotations
 

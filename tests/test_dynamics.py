@@ -1,4 +1,4 @@
-"""SPEC §11 dynamics (msenv.dynamics): requests, their renewals and the tokens they count."""
+"""model §11 dynamics (msenv.dynamics): requests, their renewals and the tokens they count."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MultiSpinEnv (SPEC §8): API conformance, determinism, info consistency, bad input."""
+"""MultiSpinEnv (model §8): API conformance, determinism, info consistency, bad input."""
 
 from __future__ import annotations
 

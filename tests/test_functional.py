@@ -30,7 +30,7 @@ def test_paper_scenario_bit_identical_to_golden():
 
 
 def test_dynamic_step_matches_the_numpy_implementation():
-    """The compiled SPEC §11 step against trajectories of the numpy implementation it replaced
+    """The compiled model §11 step against trajectories of the numpy implementation it replaced
     (tests/make_golden_dynamic.py, 6 configs: every id's dynamics, the random policy, statistical
     CSI, the chain filter, fixed hidden α): every obs, reward and info key bit-identical."""
     import importlib.util

@@ -1,4 +1,4 @@
-"""Verification-latency readings (SPEC §4 [R]) against hand computation."""
+"""Verification-latency readings (model §4 [R]) against hand computation."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Reactive stage (SPEC §5) against independent computations: brute force, closed form,
+"""Reactive stage (model §5) against independent computations: brute force, closed form,
 numerical min-max, and the worked example."""
 
 import itertools

@@ -1,4 +1,4 @@
-"""SAA estimators (msenv.saa) under SPEC §11: against plain per-sample computations."""
+"""SAA estimators (msenv.saa) under model §11: against plain per-sample computations."""
 
 from __future__ import annotations
 
