@@ -1,0 +1,321 @@
+"""Sphinx extension: the reference pages generated from the code at the start of every build.
+
+Written into ``docs/generated/`` (not committed): one page per registered id, the configuration
+reference, the controllers, the command lines, the per-id baselines tables and the list of
+committed figures with the commit that last wrote each. Run as a script (``python
+docs/_ext/msenv_docs.py``) to write them without building the site.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import importlib
+import importlib.util
+import subprocess
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent
+ROOT = DOCS.parent
+OUT = DOCS / "generated"
+TABLES = DOCS / "figures" / "tables"
+
+#: the command lines documented on the reference pages: (title, module or file, anchor)
+CLIS = (
+    ("python train.py", "train", "train"),
+    ("python -m baselines.evaluate", "baselines.evaluate", "evaluate"),
+    ("python -m experiments", "experiments.__main__", "experiments"),
+    ("python -m agents.tune", "agents.tune", "tune"),
+    ("python -m agents.rllib", "agents.rllib", "rllib"),
+)
+
+
+def page_name(env_id: str) -> str:
+    """The file name (without suffix) of an id's page."""
+    return "env-" + env_id.split("/")[-1]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc]) + "\n"
+
+
+def _fmt(v) -> str:
+    if isinstance(v, tuple):
+        return "(" + ", ".join(_fmt(x) for x in v) + ")"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
+
+
+def load_parser(module: str):
+    """The ``build_parser()`` of a CLI module (``train`` is the repository's ``train.py``)."""
+    if module == "train":
+        spec = importlib.util.spec_from_file_location("train", ROOT / "train.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(module)
+    return mod.build_parser()
+
+
+# ---------------------------------------------------------------------- baselines tables
+def read_table(env_id: str) -> list[dict] | None:
+    """The committed baselines table of ``env_id`` (None when there is none)."""
+    from experiments.tables import table_name
+
+    path = TABLES / f"{table_name(env_id)}.csv"
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        return list(csv.DictReader(fh))
+
+
+def table_markdown(rows: list[dict]) -> str:
+    def pm(r, key, digits):
+        return f"{float(r[key]):.{digits}f} ± {float(r[key + '_ci95']):.{digits}f}"
+
+    body = [[r["controller"], pm(r, "throughput", 1), pm(r, "rel_throughput", 4), f"{float(r['mean_gamma']):.2f}",
+             f"{float(r['t_com_ms']):.1f}", f"{float(r['decision_ms']):.3f}"] for r in rows]
+    return _table(["controller", "throughput (tok/s)", "vs the first row (paired)", "mean γ", "T_com ms",
+                   "decision ms"], body)
+
+
+def table_section(env_id: str, level: str = "##") -> str:
+    from experiments.tables import EPISODES, ROUNDS, SEED, command, controllers_for, table_name
+
+    rows = read_table(env_id)
+    head = (f"{level} Baselines table\n\nEvery controller of this id on the same {EPISODES} held-out episodes × "
+            f"{ROUNDS} rounds (seeds {SEED}..): long-run throughput Σ tokens / Σ time with its 95% CI over "
+            "episodes, its ratio to the first row paired per episode, and the controller's wall time per "
+            "decision (one process on a 2-core machine shared with other work: compare within a table). "
+            f"Controllers: {', '.join(f'`{c}`' for c in controllers_for(env_id))}.\n\n")
+    if rows is None:
+        return head + "Not measured yet for this id.\n"
+    agents = [r["controller"] for r in rows if r["controller"].startswith("ppo")]
+    how = (f"Written by `{command(env_id, 'runs/ppo-' + table_name(env_id) + '/agent')}` "
+           f"(file `docs/figures/tables/{table_name(env_id)}.csv`)")
+    if agents:
+        how += (f"; the `{agents[0]}` row is the reference PPO agent of `python train.py --env-id {env_id}` "
+                "(the main job's defaults: 500k steps, seed 0)")
+    own = (f"To put your own agent in it: `{command(env_id, 'path/to/agent', 'results/')}` — any directory "
+           "`load_agent` reads (`train.py` writes one in `<log-dir>/agent`).")
+    return head + table_markdown(rows) + f"\n{how}. {own}\n"
+
+
+# ---------------------------------------------------------------------- environments
+def env_page(env_id: str, out: Path = OUT) -> str:
+    import numpy as np
+
+    import msenv
+    from msenv import functional as F
+    from msenv.config import SystemConfig
+    from msenv.env import INFO_DOCS, info_keys
+    from msenv.observation import feature_docs
+
+    cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
+    k, nf = cfg.num_devices, F.device_features(cfg)
+    default = SystemConfig()
+    diff = [[f"`{f.name}`", _fmt(getattr(cfg, f.name)), _fmt(getattr(default, f.name))]
+            for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)]
+    dev, glob = feature_docs(cfg)
+    obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
+    info_rows = [[f"`{key}`", INFO_DOCS[key]] for key in info_keys(cfg)]
+    name = env_id.split("/")[-1]
+    img = out / "img" / f"{name}.png"
+    _render(env_id, img)
+    if cfg.is_paper_scenario:
+        knows = ("Nothing is hidden: the observation and `env.unwrapped.context` carry each device's α and the "
+                 "very gains its correction will use (the paper's assumption). `oracle_context` equals `context`.")
+    else:
+        seen = {"oracle": "the gains the correction will use", "decision": "the gains at decision time (the "
+                "correction uses them evolved over the round's computation time)",
+                "statistical": "only the large-scale gains β"}[cfg.csi]
+        alpha = ("each device's α" if cfg.alpha_observed else
+                 f"its belief about α ({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
+        knows = (f"A server sees {alpha}, and {seen}. The truth of every round — the true α and the gains the "
+                 "correction used — is in `info` (`alpha`, `g_ul_corr`, `g_dl_corr`) for analysis, and in "
+                 "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
+                 "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
+    parts = [
+        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
+        f'env = gym.make("{env_id}")                      # any config field as a keyword\n'
+        f'venv = gym.make_vec("{env_id}", num_envs=64, vectorization_mode="vector_entry_point")\n```\n\n'
+        f"Train on it: `python train.py --env-id {env_id}`; compare controllers on it: "
+        f"`python -m baselines.evaluate --env-id {env_id}`.\n",
+        "## Configuration\n\n" + (("Fields that differ from the default `SystemConfig()` "
+                                   "([configuration reference](configuration.md)):\n\n"
+                                   + _table(["field", "this id", "default"], diff)) if diff else
+                                  "The default `SystemConfig()` ([configuration reference](configuration.md)).\n"),
+        f"## Spaces\n\n- **Action**: `MultiDiscrete([{cfg.gamma_max + 1}] * {k})` — one draft length in "
+        f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
+        f"- **Observation**: float32 `Box(-1, 1, ({F.obs_size(cfg)},))` — {k} device rows of {nf} entries "
+        f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + _table(["index", "meaning"], obs_rows),
+        "## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
+        f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
+        "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
+        "Σ time (`info['episode_throughput']`), not the mean reward: a long round weighs more.\n",
+        "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        f"## What a server can know\n\n{knows}\n",
+        table_section(env_id),
+    ]
+    obs, _ = msenv.MultiSpinEnv(cfg).reset(seed=0)
+    assert obs.shape == (F.obs_size(cfg),) and np.all(np.abs(obs) <= 1)
+    return "\n".join(parts)
+
+
+def _render(env_id: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    import gymnasium as gym
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    env = gym.make(env_id, render_mode="rgb_array")
+    env.reset(seed=0)
+    env.step(np.full(env.action_space.shape, 5))
+    plt.imsave(path, env.render())
+    env.close()
+
+
+def environments_index() -> str:
+    import msenv
+
+    rows = [[f"[`{i}`]({page_name(i)}.md)", msenv.ENV_NOTES[i]] for i in msenv.ENV_IDS]
+    toc = "\n".join(page_name(i) for i in msenv.ENV_IDS)
+    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS`). Each "
+            "page says how to make it, its configuration, spaces, reward, `info`, what a server can know and "
+            "its baselines table.\n\n" + _table(["id", "what"], rows)
+            + f"\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
+
+
+# ---------------------------------------------------------------------- configuration, controllers, CLIs
+def configuration_page() -> str:
+    import typing
+
+    from msenv.config import PRESETS, SystemConfig, field_docs
+
+    hints = typing.get_type_hints(SystemConfig)
+    docs = field_docs()
+    rows = []
+    for f in dataclasses.fields(SystemConfig):
+        typ = str(hints[f.name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
+        rows.append([f"`{f.name}`", f"`{typ}`", f"`{_fmt(f.default)}`", docs[f.name]])
+    presets = _table(["preset", "fields it sets"],
+                     [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
+                      for n, p in PRESETS.items()])
+    return ("# Configuration reference\n\n`msenv.SystemConfig` is a frozen, validated dataclass; this page is "
+            "generated from it (each meaning is the field's `#:` comment in `msenv/config.py`). Give fields to "
+            "`gym.make(id, **fields)`, `SystemConfig(...)`, `cfg.replace(...)`, `--set FIELD=VALUE` on the "
+            "command lines (VALUE in JSON), or `env.reset(options={'config': {...}})`. A bad value raises "
+            "`ValueError` naming the field, the value and what is allowed; an unknown name raises Python's "
+            "`TypeError`. [R] marks a reconstructed choice of the [model](../model.md).\n\n"
+            + _table(["field", "type", "default", "meaning"], rows)
+            + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
+
+
+def controllers_page() -> str:
+    import msenv
+    from baselines import REGISTRY
+    from experiments.tables import controllers_for
+
+    knows = {False: "what a server observes", True: "the truth (true α, the correction-time gains)",
+             "alpha": "what a server observes, plus the true α", "csi": "what a server observes, plus the "
+             "correction-time gains"}
+    cost: dict[str, dict[str, str]] = {}
+    for env_id in msenv.ENV_IDS:
+        for r in read_table(env_id) or []:
+            cost.setdefault(r["controller"], {})[env_id] = f"{float(r['decision_ms']):.2f}"
+    ids = [i for i in msenv.ENV_IDS if read_table(i)]
+    rows = []
+    for name, cls in REGISTRY.items():
+        doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
+        rows.append([f"`{name}`", f"`baselines.{cls.__name__}`", knows[getattr(cls, "oracle", False)], doc])
+    rows.append(["`fixed-<γ>`", "`baselines.Fixed`", "nothing", "γ_k = γ for every device, every round."])
+    cost_rows = [[f"`{name}`"] + [cost.get(name, {}).get(i, "—") for i in ids]
+                 for name in dict.fromkeys([*REGISTRY, "fixed-4", *(c for i in ids for c in controllers_for(i))])
+                 if name in cost]
+    return ("# Controllers\n\nEvery name `--controllers` accepts (generated from `baselines.REGISTRY`). All "
+            "act through one interface, `controller.act(context, obs)`, so the harness compares them — and "
+            "trained agents (`agents.load_agent`, rows `ppo:<run>`) — on identical seeds. A controller sees "
+            "`env.unwrapped.context` (what a server can know); only controllers whose `oracle` attribute is "
+            "set get `env.unwrapped.oracle_context`.\n\n"
+            + _table(["name", "class", "what it knows", "what it does"], rows)
+            + "\n## Cost per decision\n\nMilliseconds per decision, measured in the baselines tables "
+            "(one process on a 2-core machine; the K of each id):\n\n"
+            + _table(["controller"] + [f"`{i.split('/')[-1]}`" for i in ids], cost_rows))
+
+
+def cli_page() -> str:
+    parts = ["# Command lines\n\nThe help of every command, generated from its argument parser.\n"]
+    for title, module, anchor in CLIS:
+        text = load_parser(module).format_help()
+        parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
+def figure_commits() -> str:
+    rows = []
+    for path in sorted((DOCS / "figures").rglob("*")):
+        if path.is_file() and path.suffix in (".png", ".csv"):
+            rel = path.relative_to(ROOT).as_posix()
+            try:
+                out = subprocess.run(["git", "log", "-1", "--format=%h %cs", "--", rel], cwd=ROOT, capture_output=True,
+                                     text=True, timeout=30).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                out = ""
+            commit, _, date = out.partition(" ")
+            rows.append([f"`{rel}`", f"`{commit}`" if commit else "(not committed)", date or "—"])
+    return ("# Figure files and their commits\n\nEvery committed figure and data file of the results pages, with "
+            "the commit that last wrote it (generated from `git log`).\n\n" + _table(["file", "commit", "date"], rows))
+
+
+def baselines_tables_page() -> str:
+    import msenv
+
+    parts = ["# Baselines tables\n\nOne table per registered id — the table users of benchmark environments "
+             "ask for (generated from the committed CSVs in `docs/figures/tables/`).\n"]
+    for env_id in msenv.ENV_IDS:
+        parts.append(f"## [`{env_id}`]({page_name(env_id)}.md)\n\n" + table_section(env_id, "###"))
+    return "\n".join(parts)
+
+
+def write_all(out: Path = OUT) -> list[Path]:
+    """Write every generated page; returns the files written."""
+    import msenv
+
+    out.mkdir(parents=True, exist_ok=True)
+    pages = {"environments.md": environments_index(), "configuration.md": configuration_page(),
+             "controllers.md": controllers_page(), "cli.md": cli_page(), "figure-commits.md": figure_commits(),
+             "baselines-tables.md": baselines_tables_page()}
+    for env_id in msenv.ENV_IDS:
+        pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
+    written = []
+    for name, text in pages.items():
+        path = out / name
+        if not path.exists() or path.read_text() != text:  # unchanged pages keep their mtime (no rebuild)
+            path.write_text(text)
+        written.append(path)
+    return written
+
+
+def _on_builder_inited(app) -> None:
+    write_all()
+
+
+def setup(app):
+    app.connect("builder-inited", _on_builder_inited)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path[:0] = [str(ROOT)]
+    for p in write_all():
+        print(p.relative_to(ROOT))

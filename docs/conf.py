@@ -1,0 +1,44 @@
+"""Sphinx configuration of msenv's documentation (MyST Markdown pages, furo theme).
+
+Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html``. The reference pages
+(environments, configuration, controllers, command lines) are generated from the code when the
+build starts (``docs/_ext/msenv_docs.py``), into ``docs/generated/`` — never edited by hand.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE / "_ext")]
+
+import msenv  # noqa: E402
+
+project = "msenv"
+author = "the msenv developers"
+copyright = "2026, the msenv developers"
+release = version = msenv.__version__
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "msenv_docs",
+]
+source_suffix = {".md": "markdown"}
+myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
+myst_heading_anchors = 3
+exclude_patterns = ["_build", "figures", "Thumbs.db", ".DS_Store"]
+templates_path: list[str] = []
+html_theme = "furo"
+html_title = f"msenv {release}"
+html_static_path: list[str] = []
+autodoc_member_order = "bysource"
+autodoc_typehints = "description"
+autodoc_default_options = {"show-inheritance": True}
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+suppress_warnings = ["myst.header"]

@@ -1,0 +1,229 @@
+"""The documentation stays true: the site builds with warnings as errors, every Python block of
+README and docs runs, every command line is accepted by its module's parser, every relative link
+and path exists, every "model §N" is defined, and the generated pages cover every id and field."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import msenv
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(DOCS / "_ext"))
+import msenv_docs  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> Path:
+    """The generated pages, written into a temporary folder."""
+    out = tmp_path_factory.mktemp("generated")
+    msenv_docs.write_all(out)
+    return out
+
+
+def _pages(generated: Path | None = None) -> list[Path]:
+    pages = [ROOT / "README.md"] + sorted(p for p in DOCS.rglob("*.md") if "generated" not in p.parts
+                                          and "_build" not in p.parts)
+    return pages + (sorted(generated.glob("*.md")) if generated else [])
+
+
+def _blocks(text: str, langs: tuple[str, ...]) -> list[str]:
+    return [m.group(2) for m in re.finditer(r"```(\w+)\n(.*?)```", text, flags=re.S) if m.group(1) in langs]
+
+
+# ---------------------------------------------------------------------- the site
+def test_the_site_builds_with_warnings_as_errors(tmp_path):
+    pytest.importorskip("sphinx")
+    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
+                        str(tmp_path / "html")], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    warnings = [line for line in r.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
+    assert r.returncode == 0 and not warnings, r.stderr[-3000:]
+    html = tmp_path / "html"
+    for page in ("index", "model", "getting-started", "training", "integrations", "api",
+                 "generated/environments", "generated/configuration", "generated/controllers", "generated/cli"):
+        assert (html / f"{page}.html").exists(), page
+    for env_id in msenv.ENV_IDS:
+        assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
+
+
+def test_generated_pages_cover_every_id_and_every_field(generated):
+    from msenv.config import SystemConfig, field_docs
+
+    envs = (generated / "environments.md").read_text()
+    for env_id in msenv.ENV_IDS:
+        assert f"[`{env_id}`]" in envs
+        page = (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
+        for section in ("## Make it", "## Spaces", "## `info`", "## What a server can know", "## Baselines table"):
+            assert section in page, (env_id, section)
+        assert (generated / "img" / f"{env_id.split('/')[-1]}.png").stat().st_size > 10_000
+    config = (generated / "configuration.md").read_text()
+    docs = field_docs()
+    for f in dataclasses.fields(SystemConfig):
+        row = next(line for line in config.splitlines() if line.startswith(f"| `{f.name}` |"))
+        assert docs[f.name] and row.rstrip(" |").endswith(docs[f.name].replace("|", "\\|")), f.name
+    controllers = (generated / "controllers.md").read_text()
+    from baselines import REGISTRY
+
+    for name in REGISTRY:
+        assert f"| `{name}` |" in controllers
+
+
+def test_observation_and_info_docs_match_the_spaces():
+    from msenv import functional as F
+    from msenv.env import INFO_DOCS, info_keys
+    from msenv.observation import feature_docs
+
+    for config in msenv.ENV_IDS.values():
+        cfg = msenv.resolve_config(config)
+        dev, glob = feature_docs(cfg)
+        assert len(dev) * cfg.num_devices + len(glob) == F.obs_size(cfg)
+        assert set(info_keys(cfg)) <= set(INFO_DOCS)
+
+
+# ---------------------------------------------------------------------- code blocks
+@pytest.fixture(scope="module")
+def quick_agent_cwd(tmp_path_factory) -> Path:
+    """A folder holding ``runs/ppo-MultiSpin-v0-quick``, the smoke run the docs' agent examples load."""
+    cwd = tmp_path_factory.mktemp("docs_cwd")
+    r = subprocess.run([sys.executable, str(ROOT / "train.py"), "--quick", "--no-progress"], cwd=cwd,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return cwd
+
+
+@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in _pages()
+                                  if _blocks(p.read_text(), ("python",))])
+def test_every_python_block_runs(page, quick_agent_cwd, monkeypatch):
+    """The blocks of a page run in order, in one namespace (as a reader would paste them)."""
+    monkeypatch.chdir(quick_agent_cwd)
+    ns: dict = {"__name__": "__docs__"}
+    for i, block in enumerate(_blocks((ROOT / page).read_text(), ("python",))):
+        exec(compile(block, f"{page}[block {i}]", "exec"), ns)
+
+
+def test_every_python_block_of_the_generated_pages_runs(generated):
+    blocks = [b for p in sorted(generated.glob("*.md")) for b in _blocks(p.read_text(), ("python",))]
+    assert len(blocks) == len(msenv.ENV_IDS)
+    for block in blocks:
+        ns: dict = {}
+        exec(compile(block, "generated", "exec"), ns)
+        ns["env"].close()
+        ns["venv"].close()
+
+
+# ---------------------------------------------------------------------- command lines
+#: ``python -m MODULE`` / ``python FILE`` → the module whose build_parser() parses its arguments;
+#: None: an outside tool, not parsed here
+CLI_MODULES = {
+    "train.py": "train", "baselines.evaluate": "baselines.evaluate", "experiments": "experiments.__main__",
+    "agents.tune": "agents.tune", "agents.rllib": "agents.rllib", "benchmarks.core": "benchmarks.core",
+    "benchmarks.greedy": "benchmarks.greedy", "benchmarks.ppo": "benchmarks.ppo",
+    "benchmarks.vector": "benchmarks.vector", "experiments.ppo_settings": "experiments.ppo_settings",
+    "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
+    "docs/_ext/msenv_docs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
+}
+
+
+def _commands(text: str) -> list[str]:
+    """Every ``python …`` command of a page: lines of its shell/text blocks and inline code."""
+    found = []
+    for block in _blocks(text, ("bash", "text", "sh", "console")):
+        joined = block.replace("\\\n", " ")
+        for line in joined.splitlines():
+            for part in line.split("&&"):
+                part = part.strip()
+                if part.startswith("python "):
+                    found.append(part)
+    found += [" ".join(m.group(1).split()) for m in re.finditer(r"`(python [^`]+)`", text)]
+    return found
+
+
+def _parser(module: str):
+    if module == "train":
+        spec = importlib.util.spec_from_file_location("train_for_docs", ROOT / "train.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod.build_parser()
+    return importlib.import_module(module).build_parser()
+
+
+def test_every_command_line_is_accepted_by_its_parser(generated):
+    checked, bad = 0, []
+    for page in _pages(generated):
+        if page.name == "cli.md":  # the commands' own --help texts
+            continue
+        for cmd in _commands(page.read_text()):
+            cmd = cmd.replace("<ID>", "Dynamic")  # the pages' placeholder for any dynamic id
+            words = shlex.split(re.sub(r"\[([^\]]*)\]", r"\1", cmd.replace("[1.0,2.0]", "1.0,2.0")), comments=True)
+            target = words[2] if words[1] == "-m" else words[1]
+            args = words[3:] if words[1] == "-m" else words[2:]
+            if target not in CLI_MODULES:
+                bad.append(f"{page.name}: {cmd!r}: unknown command {target!r}")
+                continue
+            if CLI_MODULES[target] is None:
+                continue
+            try:
+                _parser(CLI_MODULES[target]).parse_args([a.replace("1.0,2.0", "[1.0,2.0]") for a in args])
+                checked += 1
+            except SystemExit as e:
+                if e.code != 0:  # --help exits with 0
+                    bad.append(f"{page.name}: {cmd!r}")
+    assert checked >= 30, checked
+    assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------------- links, paths, references
+#: a file (with a suffix) or a folder (ending in /) of the repository; env ids and TensorBoard tags
+#: such as msenv/goodput have neither
+REPO_PATH = re.compile(r"^(?:msenv|baselines|agents|experiments|docs|tests|benchmarks)/(?:[\w.-]+/)*"
+                       r"(?:[\w-]+\.\w+)?$|^train\.py$")
+
+
+def test_every_relative_link_and_path_exists(generated):
+    bad = []
+    for page in _pages(generated):
+        text = page.read_text()
+        base = DOCS / "generated" if page.parent == generated else page.parent
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+://", target) or target.startswith("#"):
+                continue
+            path = target.split("#")[0]
+            if not (base / path).exists() and not (page.parent == generated and (generated / path).exists()):
+                bad.append(f"{page.name}: link {target}")
+        for token in re.findall(r"`([^`\s]+)`", text):
+            if REPO_PATH.match(token) and not any(c in token for c in "<>*") and not (ROOT / token).exists():
+                bad.append(f"{page.name}: path {token}")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_model_section_cited_is_defined_and_no_outside_spec_is_cited():
+    defined = set(re.findall(r"^## §(\d+) ", (DOCS / "model.md").read_text(), flags=re.M))
+    assert defined == {str(i) for i in range(1, 12)}
+    files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".toml", ".yml") and p.is_file()
+             and not {".git", "_build", "generated"} & set(p.parts)]
+    cited, outside = set(), []
+    for p in files:
+        text = p.read_text(errors="ignore")
+        cited |= set(re.findall(r"model[ -]§(\d+)", text))
+        if re.search(r"\bSPEC\b|SPEC\.md|CONVENTIONS\.md|conventions notes", text) and p.name != "test_docs.py":
+            outside.append(str(p.relative_to(ROOT)))
+    assert cited and cited <= defined, cited - defined
+    assert not outside, outside
+
+
+def test_readme_is_a_landing_page():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 150
+    assert "{{" not in text and "docs/" in text
+    for page in _pages():
+        assert "{{" not in page.read_text(), page
