@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
+    tr.add_argument("--policy", choices=("mlp", "set"), default=None,
+                    help="mlp: an MLP over the flat observation; set: one network shared by every device with a "
+                         "pooled cell summary (agents/setpolicy.py). Default: the id's (mlp unless agents.ppo.ID_DEFAULTS "
+                         "says otherwise)")
     tr.add_argument("--bc-init", metavar="CONTROLLER", default=None,
                     help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. greedy-saa")
     tr.add_argument("--bc-episodes", type=int, default=300, help="episodes the --bc-init controller plays (default 300)")
@@ -111,6 +115,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
                     setattr(args, key, val)
             elif getattr(args, key) == ap.get_default(key):
                 setattr(args, key, val)
+    if args.env_id is None:
+        args.env_id = DEFAULT_ENV_ID
+    from agents.defaults import id_defaults
+
+    for key, val in id_defaults(args.env_id).items():  # the id's defaults, unless given
+        if getattr(args, key) is None:
+            setattr(args, key, val)
     if args.timesteps is None:
         args.timesteps = 500_000
     for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads",
@@ -148,8 +159,6 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         overrides["p_ul_dbm_range"] = tuple(args.p_ul_range)
     if args.p_dl_range:
         overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
-    if args.env_id is None:
-        args.env_id = DEFAULT_ENV_ID
     try:
         overrides = {**parse_overrides(args.set), **overrides}
         cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
@@ -210,6 +219,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
                  f"leave out --env-id to continue it, or start a new run in another --log-dir")
     saved.setdefault("frame_stack", 1)  # checkpoints written before --frame-stack existed
     saved.setdefault("set", [])  # checkpoints written before --set existed
+    saved.setdefault("policy", None)  # … or --policy
     for name in RESUME_MUTABLE:
         if name == "timesteps" and args.timesteps is None:
             continue
@@ -226,7 +236,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
 
 def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("learning_rate", "n_steps", "batch_size", "gamma", "action_prior"):
+    for name in ("learning_rate", "n_steps", "batch_size", "gamma", "action_prior", "policy"):
         if getattr(args, name) is not None:
             out[name] = getattr(args, name)
     if "gamma" in out:

@@ -64,6 +64,22 @@ class NumpyPolicy:
         return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)
 
 
+class TorchPolicy:
+    """Deterministic decisions of any SB3 policy (its mode), run by torch without gradients — for
+    policies :class:`NumpyPolicy` cannot mirror (the device-set policy)."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+
+    def act(self, x: np.ndarray) -> np.ndarray:
+        import torch
+
+        with torch.no_grad():
+            obs = torch.as_tensor(np.asarray(x, dtype=np.float32)).reshape(-1, x.shape[-1])
+            act = self.policy.get_distribution(obs).mode().numpy()
+        return act.reshape(x.shape[:-1] + act.shape[-1:])
+
+
 class PPOController(Controller):
     """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation)."""
 
@@ -75,7 +91,9 @@ class PPOController(Controller):
         self.config = config
         self.obs_rms = obs_rms
         self.clip_obs, self.epsilon = clip_obs, epsilon
-        self.policy = NumpyPolicy(model.policy)
+        from .setpolicy import DeviceSetPolicy
+
+        self.policy = TorchPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
 

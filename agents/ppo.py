@@ -32,12 +32,18 @@ DEFAULT_PPO: dict[str, Any] = dict(
 )
 
 
+#: the policies ``make_ppo`` builds: an MLP over the flat observation, or the devices as a set
+POLICIES = ("mlp", "set")
+
+
 def make_ppo(
     venv: VecEnv, seed: int = 0, tensorboard_log: str | None = None, verbose: int = 0,
-    action_prior: float = DEFAULT_ACTION_PRIOR, **overrides: Any,
+    action_prior: float = DEFAULT_ACTION_PRIOR, policy: str = "mlp", **overrides: Any,
 ) -> PPO:
-    """PPO with :class:`~agents.distributions.MultiSpinPolicy` (SB3's MlpPolicy with a batched
-    MultiDiscrete distribution) on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``.
+    """PPO on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``; ``policy="mlp"``:
+    :class:`~agents.distributions.MultiSpinPolicy` (SB3's MlpPolicy with a batched MultiDiscrete
+    distribution), ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy` (one network shared by
+    every device, a pooled cell summary; ``policy_kwargs`` may set its ``hidden`` width).
 
     ``action_prior`` λ sets the initial per-device logits to −λ·γ (the action net's bias), so
     the untrained policy prefers short drafts: P(γ) ∝ e^(−λγ). With a uniform start, some device
@@ -45,8 +51,18 @@ def make_ppo(
     (max_k γ_k T_k), shortening any single device changes nothing — PPO then drifts to long
     drafts. λ = 0 keeps SB3's uniform start.
     """
+    if policy not in POLICIES:
+        raise ValueError(f"policy={policy!r} is invalid; allowed: {', '.join(POLICIES)}")
     params = {**DEFAULT_PPO, **overrides}
-    model = PPO(MultiSpinPolicy, venv, seed=seed, tensorboard_log=tensorboard_log, verbose=verbose, device="cpu", **params)
+    cls = MultiSpinPolicy
+    if policy == "set":
+        from .setpolicy import DeviceSetPolicy
+
+        cls = DeviceSetPolicy
+        kw = dict(params.get("policy_kwargs") or {})
+        kw.pop("net_arch", None)
+        params["policy_kwargs"] = kw
+    model = PPO(cls, venv, seed=seed, tensorboard_log=tensorboard_log, verbose=verbose, device="cpu", **params)
     set_action_prior(model, action_prior)
     return model
 
@@ -57,5 +73,7 @@ def set_action_prior(model: PPO, decay: float) -> None:
 
     nvec = model.action_space.nvec
     bias = torch.cat([-decay * torch.arange(int(n), dtype=torch.float32) for n in nvec])
+    if model.policy.action_net.bias.shape[0] == int(nvec[0]):  # one head shared by every device
+        bias = bias[: int(nvec[0])]
     with torch.no_grad():
         model.policy.action_net.bias.copy_(bias)
