@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
+    tr.add_argument("--reward", choices=("goodput", "throughput"), default=None,
+                    help="what PPO maximises: goodput, the env's per-round N/T; throughput, N − λT per round with λ "
+                         "the greedy's throughput on the held-out episodes (aligned with the long-run Σ N / Σ T). "
+                         "Default: the id's (goodput unless agents.defaults says otherwise)")
     tr.add_argument("--policy", choices=("mlp", "set"), default=None,
                     help="mlp: an MLP over the flat observation; set: one network shared by every device with a "
                          "pooled cell summary (agents/setpolicy.py). Default: the id's (mlp unless agents.ppo.ID_DEFAULTS "
@@ -220,6 +224,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     saved.setdefault("frame_stack", 1)  # checkpoints written before --frame-stack existed
     saved.setdefault("set", [])  # checkpoints written before --set existed
     saved.setdefault("policy", None)  # … or --policy
+    saved.setdefault("reward", "goodput")  # … or --reward
     for name in RESUME_MUTABLE:
         if name == "timesteps" and args.timesteps is None:
             continue
@@ -369,7 +374,14 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     gamma = params.get("gamma", DEFAULT_PPO["gamma"])
     done_steps = int(run.state.get("num_timesteps", 0))
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
-    raw_venv = make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)
+    def rewarded(venv):  # the same reward in training and in the EvalCallback's episodes
+        if getattr(args, "reward", None) != "throughput":
+            return venv
+        from agents.envs import ThroughputReward
+
+        return ThroughputReward(venv, base.refs["greedy_saa"]["throughput"] * cfg.reward_scale)
+
+    raw_venv = rewarded(make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env))
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
@@ -385,8 +397,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
             # the cloned policy before any PPO update, compared in the final table
             save_agent(out / "cloned", model, venv, cfg, extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
-    eval_env = stack_frames(normalize(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched"), gamma, training=False),
-                            args.frame_stack)
+    eval_env = stack_frames(normalize(rewarded(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")), gamma,
+                                      training=False), args.frame_stack)
     metrics = MetricsCallback(base.refs)
     metrics.history = list(run.state.get("metrics", []))
     eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,
@@ -413,7 +425,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
             model.learn(remaining, callback=callbacks, progress_bar=run.progress, tb_log_name="ppo",
                         reset_num_timesteps=not args.resume)
         seconds = time.perf_counter() - t0
-    extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack}
+    extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack,
+             "reward": getattr(args, "reward", None) or "goodput"}
     agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
     checkpoint()
     model.get_env().close()

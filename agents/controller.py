@@ -91,9 +91,9 @@ class PPOController(Controller):
         self.config = config
         self.obs_rms = obs_rms
         self.clip_obs, self.epsilon = clip_obs, epsilon
-        from .setpolicy import DeviceSetPolicy
+        from .setpolicy import DeviceSetPolicy, NumpySetPolicy
 
-        self.policy = TorchPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
+        self.policy = NumpySetPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
 

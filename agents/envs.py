@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
 from msenv.config import SystemConfig
 from msenv.env import SUMMARY_KEYS, MultiSpinEnv, RoundMetrics
@@ -60,3 +62,31 @@ def normalize(venv: VecEnv, gamma: float, training: bool = True, **kwargs: Any) 
     """VecNormalize with reward scaling matched to the PPO discount (observations are already
     O(1) by construction but are normalised too, as SB3 users expect)."""
     return VecNormalize(venv, training=training, norm_obs=True, norm_reward=training, gamma=gamma, **kwargs)
+
+
+#: the rewards PPO can train on: the env's per-round goodput, or the throughput-aligned N − λT
+REWARDS = ("goodput", "throughput")
+
+
+class ThroughputReward(VecEnvWrapper):
+    """Replaces each round's reward G = N/T by N − λ·T (tokens minus λ times the round's time).
+
+    The score is the long-run throughput Σ N / Σ T, not the mean of N/T: a long round (a deep
+    fade, a slow drafter) weighs by its length. With λ the best achievable throughput, a policy
+    maximising E[N − λT] round by round maximises Σ N / Σ T (Dinkelbach's parametric form of a
+    ratio objective); ``train.py`` takes λ from the greedy's throughput on the held-out
+    episodes. Needs ``info["latency"]`` and a reward of N/T (``reward_scale`` = 1)."""
+
+    def __init__(self, venv: VecEnv, lam: float) -> None:
+        if not lam > 0:
+            raise ValueError(f"lam={lam!r} is invalid; allowed: a throughput > 0 (tokens/s)")
+        super().__init__(venv)
+        self.lam = float(lam)
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rew, done, infos = self.venv.step_wait()
+        latency = np.array([info["latency"] for info in infos], dtype=np.float64)
+        return obs, (latency * (rew - self.lam)).astype(np.float32), done, infos

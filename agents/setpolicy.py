@@ -14,6 +14,7 @@ distribution): ``make_ppo(venv, policy="set")`` builds PPO with it; save/load an
 
 from __future__ import annotations
 
+import numpy as np
 import torch as th
 from torch import nn
 
@@ -105,4 +106,38 @@ class DeviceSetPolicy(MultiSpinPolicy):
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 
-__all__ = ["DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy"]
+class NumpySetPolicy:
+    """The deterministic decision of a :class:`DeviceSetPolicy` in numpy (its weights copied out):
+    identical actions to the torch policy's mode, without torch's per-call overhead."""
+
+    def __init__(self, policy: DeviceSetPolicy) -> None:
+        ext = policy.mlp_extractor
+
+        def linears(seq):
+            return [(m.weight.detach().cpu().numpy().T.astype(np.float64), m.bias.detach().cpu().numpy().astype(np.float64))
+                    for m in seq if isinstance(m, nn.Linear)]
+
+        self.k, self.f, self.g, self.h = ext.k, ext.f, ext.g, ext.h
+        self.phi, self.psi = linears(ext.phi), linears(ext.psi)
+        head = policy.action_net.linear
+        self.head = (head.weight.detach().cpu().numpy().T.astype(np.float64), head.bias.detach().cpu().numpy().astype(np.float64))
+
+    def act(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        lead = x.shape[:-1]
+        x = x.reshape(-1, x.shape[-1])
+        b = len(x)
+        dev = x[:, : self.k * self.f].reshape(b, self.k, self.f)
+        glob = np.broadcast_to(x[:, None, self.k * self.f:], (b, self.k, self.g))
+        z = np.concatenate([dev, glob], axis=-1)
+        for w, c in self.phi:
+            z = np.tanh(z @ w + c)
+        pooled = np.broadcast_to(z.mean(axis=1, keepdims=True), z.shape)
+        z = np.concatenate([z, pooled], axis=-1)
+        for w, c in self.psi:
+            z = np.tanh(z @ w + c)
+        logits = z @ self.head[0] + self.head[1]
+        return logits.argmax(axis=-1).reshape(lead + (self.k,))
+
+
+__all__ = ["DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy"]

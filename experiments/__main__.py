@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero} [options]``."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from .figures import FIGURES, run_figure
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table"],
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
-                         "'table' = the baselines table of --env-id)")
+                         "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
+                         "devices in a weak cell)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -42,11 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
-        args.drops = {"sensitivity": 14, "dynamics": 20}.get(args.figure, 50)
+        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": 20}.get(args.figure, 50)
     if args.rounds is None:
-        args.rounds = 30 if args.figure in ("dynamics", "table") else 10
+        args.rounds = {"dynamics": 30, "table": 30, "hetero": 20}.get(args.figure, 10)
     if args.seed is None:
-        args.seed = 20_000 if args.figure == "table" else 0
+        args.seed = {"table": 20_000, "hetero": 30_000}.get(args.figure, 0)
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
@@ -59,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
                       args.workers, progress=not args.no_progress, ray_address=args.ray)
         except ValueError as e:
             ap.error(str(e))
+        return 0
+    if args.figure == "hetero":
+        from .hetero import run_hetero
+
+        run_hetero(args.out, args.drops, args.rounds, args.seed, args.workers, args.agent, args.quick,
+                   progress=not args.no_progress, ray_address=args.ray)
         return 0
     if args.figure == "dynamics":
         from .dynamics import run_dynamics

@@ -320,3 +320,27 @@ def test_resume_and_log_dir_errors_are_one_clear_line(tmp_path):
     assert r.returncode == 2 and "--log-dir" in r.stderr and "cannot write there" in r.stderr
     assert "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("python train.py: error: --log-dir")
+
+
+def test_throughput_reward_is_tokens_minus_lambda_times_time():
+    """N − λT per round, from the same episodes the plain env plays (tokens and latency of its info)."""
+    from agents.envs import ThroughputReward
+
+    cfg = msenv.resolve_config("qwen2.5", num_devices=4, episode_length=5)
+    lam = 150.0
+    venv = ThroughputReward(make_vec_env(cfg, 3, 7), lam)
+    venv.reset()
+    envs = [msenv.MultiSpinEnv(cfg) for _ in range(3)]
+    for i, e in enumerate(envs):
+        e.reset(seed=7 + i)
+    rng = np.random.default_rng(0)
+    for _ in range(7):  # across an episode's end (autoreset)
+        act = rng.integers(0, 8, size=(3, 4))
+        _, rew, done, _ = venv.step(act)
+        for i, e in enumerate(envs):
+            _, _, term, trunc, info = e.step(act[i])
+            assert rew[i] == pytest.approx(info["tokens"].sum() - lam * info["latency"], rel=1e-5)
+            if term or trunc:
+                e.reset()
+    with pytest.raises(ValueError, match="lam=0"):
+        ThroughputReward(venv, 0)
