@@ -347,7 +347,9 @@ def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Base
         results = [EpisodeStats(**r) for r in run.state["baselines"]]
     else:
         try:
-            names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES)
+            from agents.defaults import id_baselines
+
+            names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
             results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
                                workers=args.workers, progress=run.progress)
         except KeyboardInterrupt:

@@ -344,3 +344,16 @@ def test_throughput_reward_is_tokens_minus_lambda_times_time():
                 e.reset()
     with pytest.raises(ValueError, match="lam=0"):
         ThroughputReward(venv, 0)
+
+
+def test_train_quick_on_hetero_uses_the_ids_defaults(tmp_path):
+    """With no other option, an id's defaults apply: the device-set policy on the Hetero cell, and
+    its best known rival, the local search, in the table."""
+    r = _run(["train.py", "--quick", "--no-progress", "--env-id", "msenv/MultiSpin-Hetero-v0",
+              "--log-dir", str(tmp_path / "h")])
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((tmp_path / "h" / "comparison.json").read_text())
+    assert [row["controller"] for row in data["table"]] == ["greedy-saa", "ppo", "optimal-uniform",
+                                                            "computation-only", "fixed-4", "local-search"]
+    assert data["args"]["policy"] == "set"
+    assert "DeviceSetPolicy" in (tmp_path / "h" / "agent" / "model.zip").read_bytes().decode("latin-1")

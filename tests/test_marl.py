@@ -30,6 +30,8 @@ def test_pettingzoo_api_and_seed_tests():
 
     parallel_api_test(MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=60)
     parallel_seed_test(lambda: MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=40)
+    hetero = {k: v for k, v in msenv.ENV_IDS["msenv/MultiSpin-Hetero-DR-v0"].items() if k != "preset"}
+    parallel_api_test(MultiSpinParallelEnv(episode_length=15, num_devices=5, **hetero), num_cycles=30)
 
 
 def test_pettingzoo_rewards_and_observations_match_single_env():

@@ -18,7 +18,8 @@ def _sync(n, **kw):
 
 
 @pytest.mark.parametrize("kw", [dict(episode_length=4), dict(episode_length=3, mode_policy="random", num_devices=6),
-                                dict(episode_length=5, fading="reciprocal", p_dl_dbm_range=(10.0, 40.0))])
+                                dict(episode_length=5, fading="reciprocal", p_dl_dbm_range=(10.0, 40.0)),
+                                dict(msenv.ENV_IDS["msenv/MultiSpin-Hetero-DR-v0"], episode_length=4)])
 def test_batched_equals_single_envs_bit_identical(kw):
     n = 5
     vec = MultiSpinVectorEnv(n, **kw)
