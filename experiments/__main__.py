@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
                          "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
-    ap.add_argument("--agent", default=None, help="fig11 / dynamics / table: directory of a trained agent (adds a PPO row)")
+    ap.add_argument("--agent", nargs="*", default=[], metavar="DIR",
+                    help="fig11 / dynamics / hetero: a trained agent's directory (adds a PPO row); table: any number")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
@@ -51,12 +52,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    if len(args.agent) > 1 and args.figure != "table":
+        ap.error(f"--agent takes one directory for {args.figure} (several only for table)")
+    agent = args.agent[0] if args.agent else None
     connect_or_exit(ap, args.ray)
     if args.figure == "table":
         from .tables import run_table
 
         try:
-            run_table(args.env_id, args.out, [args.agent] if args.agent else [], args.drops, args.rounds, args.seed,
+            run_table(args.env_id, args.out, args.agent, args.drops, args.rounds, args.seed,
                       args.workers, progress=not args.no_progress, ray_address=args.ray)
         except ValueError as e:
             ap.error(str(e))
@@ -64,14 +68,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.figure == "hetero":
         from .hetero import run_hetero
 
-        run_hetero(args.out, args.drops, args.rounds, args.seed, args.workers, args.agent, args.quick,
+        run_hetero(args.out, args.drops, args.rounds, args.seed, args.workers, agent, args.quick,
                    progress=not args.no_progress, ray_address=args.ray)
         return 0
     if args.figure == "dynamics":
         from .dynamics import run_dynamics
 
         run_dynamics(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                     progress=not args.no_progress, ray_address=args.ray, agent=args.agent)
+                     progress=not args.no_progress, ray_address=args.ray, agent=agent)
         return 0
     if args.figure == "sensitivity":
         from .sensitivity import run_sensitivity
@@ -92,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     names = list(FIGURES) if args.figure == "all" else [args.figure]
     for name in names:
         t0 = time.perf_counter()
-        extra = {"agent": args.agent} if (name == "fig11" and args.agent) else {}
+        extra = {"agent": agent} if (name == "fig11" and agent) else {}
         rows = run_figure(name, args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
                           progress=not args.no_progress, ray_address=args.ray, **extra)
         print(f"{name}: {len(rows)} points → {args.out}/{name}.csv, {args.out}/{name}.png "

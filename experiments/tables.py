@@ -35,9 +35,10 @@ def table_name(env_id: str) -> str:
     return env_id.split("/")[-1]
 
 
-def command(env_id: str, agent: str | None = None, out: str = "docs/figures/tables") -> str:
+def command(env_id: str, agent: str | list[str] | None = None, out: str = "docs/figures/tables") -> str:
     """The command line that writes ``env_id``'s table."""
-    extra = f" --agent {agent}" if agent else ""
+    agents = [agent] if isinstance(agent, str) else list(agent or [])
+    extra = f" --agent {' '.join(agents)}" if agents else ""
     return f"python -m experiments table --env-id {env_id}{extra} --workers 2 --out {out}"
 
 
@@ -57,7 +58,7 @@ def run_table(env_id: str, out: str | Path, agents: list[str] = (), episodes: in
     print_table(rows, title=f"{env_id}, {episodes} episodes × {rounds} rounds, seeds {seed}..")
     path = Path(out) / f"{table_name(env_id)}.csv"
     write_csv(rows, path)
-    write_json({"env_id": env_id, "config": cfg.to_dict(), "command": command(env_id), "summary": rows,
+    write_json({"env_id": env_id, "config": cfg.to_dict(), "command": command(env_id, list(agents)), "summary": rows,
                 "episodes": [r.__dict__ for r in results]}, path.with_suffix(".json"))
     print(f"wrote {path}")
     return rows

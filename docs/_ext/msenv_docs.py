@@ -94,11 +94,14 @@ def table_section(env_id: str, level: str = "##") -> str:
     if rows is None:
         return head + "Not measured yet for this id.\n"
     agents = [r["controller"] for r in rows if r["controller"].startswith("ppo")]
-    how = (f"Written by `{command(env_id, 'runs/ppo-' + table_name(env_id) + '/agent')}` "
-           f"(file `docs/figures/tables/{table_name(env_id)}.csv`)")
+    name = table_name(env_id)
+    dirs = [f"runs/ppo-{a.split(':', 1)[1]}/agent" for a in agents]
+    how = f"Written by `{command(env_id, dirs)}` (file `docs/figures/tables/{name}.csv`)"
     if agents:
-        how += (f"; the `{agents[0]}` row is the reference PPO agent of `python train.py --env-id {env_id}` "
-                "(the main job's defaults: 500k steps, seed 0)")
+        how += (f"; `ppo:{name}` is the agent of `python train.py --env-id {env_id}` with the id's defaults "
+                "(`agents/defaults.py`; otherwise the main job's: an MLP policy, 500k steps), seed 0")
+        if len(agents) > 1:
+            how += f", and `ppo:{name}-mlp` the same with `--policy mlp --log-dir runs/ppo-{name}-mlp`"
     own = (f"To put your own agent in it: `{command(env_id, 'path/to/agent', 'results/')}` — any directory "
            "`load_agent` reads (`train.py` writes one in `<log-dir>/agent`).")
     return head + table_markdown(rows) + f"\n{how}. {own}\n"
