@@ -387,7 +387,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
-        venv = normalize(raw_venv, gamma)
+        venv = normalize(raw_venv, gamma, norm_obs=params.get("policy") != "set")
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
         if args.bc_init:
             from agents.bc import clone, collect
@@ -400,7 +400,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
             # the cloned policy before any PPO update, compared in the final table
             save_agent(out / "cloned", model, venv, cfg, extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
     eval_env = stack_frames(normalize(rewarded(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")), gamma,
-                                      training=False), args.frame_stack)
+                                      training=False, norm_obs=params.get("policy") != "set"), args.frame_stack)
     metrics = MetricsCallback(base.refs)
     metrics.history = list(run.state.get("metrics", []))
     eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,

@@ -158,7 +158,7 @@ def load_agent(path: str | Path, name: str = "ppo") -> PPOController:
     if (path / NORM_FILE).exists():
         with open(path / NORM_FILE, "rb") as fh:
             vn = pickle.load(fh)
-        obs_rms, clip, eps = vn.obs_rms, vn.clip_obs, vn.epsilon
+        obs_rms, clip, eps = (vn.obs_rms if vn.norm_obs else None), vn.clip_obs, vn.epsilon
     return PPOController(model, obs_rms, clip, eps, config, name, frame_stack=int(meta.get("frame_stack", 1)))
 
 

@@ -58,10 +58,12 @@ def stack_frames(venv: VecEnv, n: int) -> VecEnv:
     return venv if n == 1 else VecFrameStack(venv, n)
 
 
-def normalize(venv: VecEnv, gamma: float, training: bool = True, **kwargs: Any) -> VecNormalize:
-    """VecNormalize with reward scaling matched to the PPO discount (observations are already
-    O(1) by construction but are normalised too, as SB3 users expect)."""
-    return VecNormalize(venv, training=training, norm_obs=True, norm_reward=training, gamma=gamma, **kwargs)
+def normalize(venv: VecEnv, gamma: float, training: bool = True, norm_obs: bool = True, **kwargs: Any) -> VecNormalize:
+    """VecNormalize with reward scaling matched to the PPO discount. Observations are already in
+    [−1, 1] by construction; they are normalised too (per entry, as SB3 users expect) unless
+    ``norm_obs=False`` — which the device-set policy uses, since per-entry statistics would differ
+    from device slot to device slot and tie the agent to one K."""
+    return VecNormalize(venv, training=training, norm_obs=norm_obs, norm_reward=training, gamma=gamma, **kwargs)
 
 
 #: the rewards PPO can train on: the env's per-round goodput, or the throughput-aligned N − λT

@@ -11,7 +11,9 @@ controllers (the outcome draws do not depend on the actions). Metrics per episod
   device-rounds all-accepted / corrected via UL / via DL; ``share_no_draft``: fraction of rounds in
   which no device drafts (γ = 0 everywhere); ``t_com_ms``: mean T_com;
   ``t_cmp_ms``: mean computation time T_cmp = drafting + verification;
-- ``decision_ms``: controller wall time per round.
+- ``decision_ms``: controller wall time per round; ``realtime_throughput``: Σ tokens / Σ (round
+  time + decision time) — the throughput when a round cannot start before its decision (the
+  decision times, and so this, depend on the machine and its threads).
 
 :mod:`baselines.report` summarises them (mean, 95% CI, throughput relative to the first entry,
 paired per episode); :mod:`baselines.parallel` runs the episodes in processes or on Ray.
@@ -57,6 +59,11 @@ class EpisodeStats:
     t_cmp_ms: float
     decision_ms: float
     share_no_draft: float = 0.0  #: fraction of rounds in which no device drafts (γ = 0 everywhere)
+    #: Σ tokens / Σ (round time + the controller's measured decision time): the throughput when the
+    #: server cannot start a round before it has decided (depends on the machine and its threads)
+    realtime_throughput: float = 0.0
+    tokens: float = 0.0  #: Σ tokens of the episode
+    time_s: float = 0.0  #: Σ round time of the episode, s
 
 
 def play(controller: Controller, config: SystemConfig, seed: int) -> Iterator[tuple]:
@@ -91,11 +98,13 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         tokens += info["tokens"].sum()
         time_ += info["latency"]
     means = {key: float(np.mean([s[key] for s in summaries])) for key in SUMMARY_KEYS}
+    decision_ms = 1e3 * float(np.mean(dec))
     return EpisodeStats(
         label=label or controller.name, episode=episode, seed=seed,
         goodput=float(np.mean(good)), throughput=tokens / time_, **means,
-        t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=1e3 * float(np.mean(dec)),
-        share_no_draft=float(np.mean(idle)),
+        t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=decision_ms,
+        share_no_draft=float(np.mean(idle)), realtime_throughput=tokens / (time_ + len(dec) * decision_ms / 1e3),
+        tokens=float(tokens), time_s=float(time_),
     )
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .harness import EpisodeStats
 
 METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
-           "t_cmp_ms", "decision_ms")
+           "t_cmp_ms", "decision_ms", "realtime_throughput")
 
 
 def ci95(x: np.ndarray) -> float:

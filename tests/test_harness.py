@@ -136,3 +136,26 @@ def test_evaluate_help_lists_every_controller_and_says_set_takes_json():
         assert len(line.split(None, 1)[1]) > 10, f"{name}: no description"
     assert any(x.strip().startswith("fixed-<γ>") for x in lines)
     assert "JSON" in text and "draft_scale_range=[1.0,2.0]" in text.replace(" ", "")
+
+
+def test_realtime_throughput_charges_each_round_its_decision_time():
+    """Σ tokens / Σ (round time + decision time): a controller that thinks 30 ms per round loses
+    exactly that time; the tokens and round times stay those of the same decisions made at once."""
+    import time
+
+    from baselines import Fixed
+
+    class Slow(Fixed):
+        def act(self, context, obs=None):
+            time.sleep(0.03)
+            return super().act(context, obs)
+
+    cfg = SystemConfig(num_devices=4, episode_length=6)
+    slow, fast = evaluate([Entry("slow", lambda: Slow(4)), Entry("fast", lambda: Fixed(4))], cfg, episodes=2)[::2]
+    assert slow.tokens == fast.tokens and slow.time_s == fast.time_s and slow.throughput == fast.throughput
+    assert slow.throughput == pytest.approx(slow.tokens / slow.time_s, rel=1e-12)
+    assert slow.realtime_throughput == pytest.approx(slow.tokens / (slow.time_s + 6 * slow.decision_ms / 1e3),
+                                                     rel=1e-12)
+    assert slow.decision_ms >= 30.0
+    assert slow.realtime_throughput < 0.9 * slow.throughput
+    assert fast.realtime_throughput == pytest.approx(fast.throughput, rel=1e-3)

@@ -144,8 +144,9 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     parts = [
         f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
-        f'env = gym.make("{env_id}")                      # any config field as a keyword\n'
-        f'venv = gym.make_vec("{env_id}", num_envs=64, vectorization_mode="vector_entry_point")\n```\n\n'
+        f'env = gym.make("{env_id}")  # any config field as a keyword\n'
+        "# a batched vector env: every env in one array call\n"
+        f'venv = gym.make_vec("{env_id}", num_envs=64,\n                    vectorization_mode="vector_entry_point")\n```\n\n'
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers on it: "
         f"`python -m baselines.evaluate --env-id {env_id}`.\n",
         "## Configuration\n\n" + (("Fields that differ from the default `SystemConfig()` "
