@@ -36,10 +36,10 @@ class DeviceSetExtractor(nn.Module):
         self.latent_dim_vf = hidden
 
     def _encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-        b = obs.shape[0]
-        dev = obs[:, : self.k * self.f].reshape(b, self.k, self.f)
-        glob = obs[:, self.k * self.f:]
-        enc = self.phi(th.cat([dev, glob[:, None, :].expand(b, self.k, self.g)], dim=-1))  # [B, K, H]
+        b, k = obs.shape[0], (obs.shape[1] - self.g) // self.f  # any K: the weights do not depend on it
+        dev = obs[:, : k * self.f].reshape(b, k, self.f)
+        glob = obs[:, k * self.f:]
+        enc = self.phi(th.cat([dev, glob[:, None, :].expand(b, k, self.g)], dim=-1))  # [B, K, H]
         return enc, enc.mean(dim=1), glob
 
     def forward(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
@@ -47,8 +47,8 @@ class DeviceSetExtractor(nn.Module):
         return self._actor(enc, pooled), self.rho(th.cat([pooled, glob], dim=-1))
 
     def _actor(self, enc: th.Tensor, pooled: th.Tensor) -> th.Tensor:
-        b = enc.shape[0]
-        return self.psi(th.cat([enc, pooled[:, None, :].expand(b, self.k, self.h)], dim=-1)).reshape(b, -1)
+        b, k = enc.shape[:2]
+        return self.psi(th.cat([enc, pooled[:, None, :].expand(b, k, self.h)], dim=-1)).reshape(b, -1)
 
     def forward_actor(self, obs: th.Tensor) -> th.Tensor:
         enc, pooled, _ = self._encode(obs)
@@ -73,7 +73,7 @@ class DeviceHead(nn.Module):
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
         b = latent.shape[0]
-        return self.linear(latent.reshape(b, self.k, self.h)).reshape(b, -1)
+        return self.linear(latent.reshape(b, -1, self.h)).reshape(b, -1)
 
 
 class DeviceSetPolicy(MultiSpinPolicy):
@@ -126,9 +126,9 @@ class NumpySetPolicy:
         x = np.asarray(x, dtype=np.float64)
         lead = x.shape[:-1]
         x = x.reshape(-1, x.shape[-1])
-        b = len(x)
-        dev = x[:, : self.k * self.f].reshape(b, self.k, self.f)
-        glob = np.broadcast_to(x[:, None, self.k * self.f:], (b, self.k, self.g))
+        b, k = len(x), (x.shape[-1] - self.g) // self.f  # any K
+        dev = x[:, : k * self.f].reshape(b, k, self.f)
+        glob = np.broadcast_to(x[:, None, k * self.f:], (b, k, self.g))
         z = np.concatenate([dev, glob], axis=-1)
         for w, c in self.phi:
             z = np.tanh(z @ w + c)
@@ -137,7 +137,7 @@ class NumpySetPolicy:
         for w, c in self.psi:
             z = np.tanh(z @ w + c)
         logits = z @ self.head[0] + self.head[1]
-        return logits.argmax(axis=-1).reshape(lead + (self.k,))
+        return logits.argmax(axis=-1).reshape(lead + (k,))
 
 
 __all__ = ["DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy"]

@@ -56,6 +56,11 @@ def test_the_weights_do_not_depend_on_the_number_of_devices():
     obs = torch.randn(5, F.obs_size(cfg))
     with torch.no_grad():
         assert large.policy.get_distribution(obs).mode().shape == (5, 9)
+        # and the K = 4 agent's own decision (numpy, as PPOController acts) takes the K = 9 cell
+        from agents.setpolicy import NumpySetPolicy
+
+        mode = large.policy.get_distribution(obs).mode().numpy()
+        assert np.array_equal(mode, NumpySetPolicy(small.policy).act(obs.numpy().astype(np.float64)))
 
 
 def test_a_saved_set_agent_acts_as_sb3_predict(tmp_path):
