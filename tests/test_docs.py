@@ -227,3 +227,11 @@ def test_readme_is_a_landing_page():
     assert "{{" not in text and "docs/" in text
     for page in _pages():
         assert "{{" not in page.read_text(), page
+
+
+def test_the_smoke_runs_time_is_stated_once():
+    """`train.py --quick` has one measured time, in one place (README), not several that drift."""
+    texts = [p.read_text() for p in _pages()] + [(ROOT / "train.py").read_text()]
+    claims = [m.group(1) for t in texts for at in (x.end() for x in re.finditer(r"train\.py --quick", t))
+              if (m := re.search(r"(\d+(?:\.\d+)?\s?s wall|< ?\d+ ?min)", t[at:at + 60]))]
+    assert len(claims) == 1, claims
