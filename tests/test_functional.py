@@ -51,3 +51,26 @@ def test_dynamic_step_matches_the_numpy_implementation():
         for key, val in now.items():
             ref = gold[f"{name}/{key}"]
             np.testing.assert_array_equal(val, ref, err_msg=f"{name}/{key}")
+
+
+def test_every_id_keeps_its_recorded_trajectory():
+    """Gymnasium's rule: an id's version changes whenever its behaviour changes. Every registered id
+    has a trajectory recorded at its release (tests/make_golden_ids.py); obs, rewards and every info
+    key must stay equal — a change needs a new id version."""
+    import importlib.util
+    import sys
+
+    here = Path(__file__).parent
+    sys.path.insert(0, str(here))
+    spec = importlib.util.spec_from_file_location("make_golden", here / "make_golden.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    gold = np.load(here / "data" / "golden_ids.npz")
+    recorded = {k.rsplit("/", 1)[0] for k in gold.files}
+    assert recorded == set(msenv.ENV_IDS), "record a new id with tests/make_golden_ids.py"
+    for env_id in msenv.ENV_IDS:
+        now = mod.record(env_id, {})
+        keys = {k[len(env_id) + 1:] for k in gold.files if k.startswith(env_id + "/")}
+        assert keys == set(now), env_id
+        for key in keys:
+            np.testing.assert_array_equal(now[key], gold[f"{env_id}/{key}"], err_msg=f"{env_id}/{key}")
