@@ -2,7 +2,7 @@
 paired evaluation harness (:mod:`baselines.harness`; command line ``python -m baselines.evaluate``)."""
 
 from .base import ContextPredictor, Controller, check_output
-from .greedy import (BayesianSAA, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
+from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
                      OracleGreedy, PlugInGreedy, greedy_search, local_search)
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
@@ -19,6 +19,7 @@ REGISTRY = {
     "oracle-greedy": OracleGreedy,
     "oracle-alpha-saa": OracleAlphaSAA,
     "oracle-csi-saa": OracleCSISAA,
+    "budgeted-greedy": BudgetedGreedy,
 }
 
 
@@ -35,7 +36,7 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
-    "BayesianSAA", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
+    "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import itertools
 
+import time
+
 import numpy as np
 
 from msenv import latency
@@ -35,18 +37,22 @@ from .base import Controller
 from .simple import best_uniform
 
 
-def greedy_search(est: SAAEstimator, trace: list | None = None) -> tuple[np.ndarray, float]:
+def greedy_search(est: SAAEstimator, trace: list | None = None, deadline: float | None = None) -> tuple[np.ndarray, float]:
     """Paper §V greedy on an estimator's samples. Returns (γ, SAA value).
 
-    ``trace`` (a list) receives ``(phase, γ, value)`` for every accepted move.
+    ``trace`` (a list) receives ``(phase, γ, value)`` for every accepted move. ``deadline`` (a
+    ``time.perf_counter()`` value): stop improving once it has passed and return the best so far.
     """
     k, gmax = len(est.context.alpha), est.config.gamma_max
     gamma = np.zeros(k, dtype=np.int64)
     value = float(est.evaluate(gamma))
     if trace is not None:
         trace.append((0, gamma.copy(), value))
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
     # phase 1: synchronized all-ones updates
-    while True:
+    while not late():
         cand = np.minimum(gamma + 1, gmax)
         if np.array_equal(cand, gamma):
             break
@@ -57,7 +63,7 @@ def greedy_search(est: SAAEstimator, trace: list | None = None) -> tuple[np.ndar
         if trace is not None:
             trace.append((1, gamma.copy(), value))
     # phase 2: coordinate refinement, best single-device +1
-    while True:
+    while not late():
         idx = np.flatnonzero(gamma < gmax)
         if len(idx) == 0:
             break
@@ -113,6 +119,40 @@ class GreedySAA(Controller):
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         self.last_trace = []
         return greedy_search(self.estimator(context), self.last_trace)[0]
+
+
+class BudgetedGreedy(GreedySAA):
+    """The paper's greedy cut to a per-decision time budget (default 1 ms): its passes stop at the
+    budget (the best vector so far is returned), and its N_SAA adapts from decision to decision —
+    shrunk when a decision overran, grown back (up to the config's) when it used under half. The
+    fair real-time rival: its decisions depend on the machine's speed, not only on the seed."""
+
+    name = "budgeted-greedy"
+
+    def __init__(self, budget_ms: float = 1.0, **kwargs) -> None:
+        if not (isinstance(budget_ms, (int, float)) and budget_ms > 0):
+            raise ValueError(f"budget_ms={budget_ms!r} is invalid; allowed: a number of milliseconds > 0")
+        super().__init__(**kwargs)
+        self.budget_ms = float(budget_ms)
+        self._n: int | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._n = None
+
+    def act(self, context: RoundContext, obs=None) -> np.ndarray:
+        t0 = time.perf_counter()
+        cap = self.n_samples or context.config.n_saa
+        n = self._n = min(self._n or cap, cap)
+        est = SAAEstimator(context, self.rng, n, self.policy, self.objective, self.communication)
+        self.last_trace = []
+        gamma = greedy_search(est, self.last_trace, deadline=t0 + self.budget_ms / 1e3)[0]
+        used = (time.perf_counter() - t0) * 1e3
+        if used > self.budget_ms:
+            self._n = max(16, int(n * 0.7 * self.budget_ms / used))
+        elif used < 0.5 * self.budget_ms:
+            self._n = min(cap, int(n * 1.5) + 1)
+        return gamma
 
 
 class PlugInGreedy(GreedySAA):

@@ -258,3 +258,29 @@ def test_evaluate_cli_takes_dynamic_ids_and_agents(tmp_path, capsys):
     with pytest.raises(SystemExit):
         evaluate_main(["--agent", str(tmp_path), "--no-progress"])
     assert "no saved agent" in capsys.readouterr().err
+
+
+def test_budgeted_greedy_is_the_greedy_without_a_budget_and_cuts_its_samples_with_one():
+    from baselines import BudgetedGreedy
+
+    cfg = SystemConfig(num_devices=8, episode_length=6)
+    env = MultiSpinEnv(cfg)
+    env.reset(seed=4)
+    free, greedy = BudgetedGreedy(budget_ms=1e7), GreedySAA()
+    free.reset(9)
+    greedy.reset(9)
+    for _ in range(5):  # an unbounded budget: the same samples, the same passes, the same decisions
+        ctx = env.context
+        g = greedy.act(ctx)
+        assert np.array_equal(free.act(ctx), g)
+        env.step(g)
+    tight = BudgetedGreedy(budget_ms=0.05)  # far below one pass of 1000 samples on any machine
+    tight.reset(1)
+    env.reset(seed=5)
+    for _ in range(5):
+        gamma = tight.act(env.context)
+        assert gamma.shape == (8,) and gamma.min() >= 0 and gamma.max() <= cfg.gamma_max
+        env.step(gamma)
+    assert 16 <= tight._n < cfg.n_saa
+    with pytest.raises(ValueError, match="budget_ms=0"):
+        BudgetedGreedy(budget_ms=0)
