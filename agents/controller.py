@@ -64,22 +64,6 @@ class NumpyPolicy:
         return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)
 
 
-class TorchPolicy:
-    """Deterministic decisions of any SB3 policy (its mode), run by torch without gradients — for
-    policies :class:`NumpyPolicy` cannot mirror (the device-set policy)."""
-
-    def __init__(self, policy) -> None:
-        self.policy = policy
-
-    def act(self, x: np.ndarray) -> np.ndarray:
-        import torch
-
-        with torch.no_grad():
-            obs = torch.as_tensor(np.asarray(x, dtype=np.float32)).reshape(-1, x.shape[-1])
-            act = self.policy.get_distribution(obs).mode().numpy()
-        return act.reshape(x.shape[:-1] + act.shape[-1:])
-
-
 class PPOController(Controller):
     """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation)."""
 
