@@ -77,6 +77,33 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+def make_entries(controllers: Sequence[str], agents: Sequence[str] = ()) -> list[Entry]:
+    """Harness entries for controller names (``name`` or ``name@policy``) and saved agents' directories
+    (labelled ``ppo:<run>``); a bad name or a directory without an agent raises ``ValueError``."""
+    entries = [parse_entry(s) for s in controllers]
+    for path in agents:
+        label = agent_label(path, [e.label for e in entries])
+        if not (Path(path) / "model.zip").exists():
+            raise ValueError(f"--agent {path}: no saved agent there (expected model.zip)")
+        entries.append(Entry(label, agent_loader()(path, label)))
+    return entries
+
+
+def run_and_report(entries: Sequence[Entry], config, episodes: int, seed: int, out: str | Path, title: str,
+                   workers: int = 1, progress: bool = True, ray_address: str | None = None,
+                   meta: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Evaluate ``entries`` on the same episodes, print the table, write the summary CSV to ``out``
+    and a JSON beside it (config, ``meta``, summary, every episode); return the summary rows."""
+    results = evaluate(entries, config, episodes, seed, workers, progress=progress, ray_address=ray_address)
+    rows = summarize(results)
+    print_table(rows, title=title)
+    write_csv(rows, out)
+    write_json({**(meta or {}), "config": config.to_dict(), "summary": rows, "episodes": [asdict(r) for r in results]},
+               Path(out).with_suffix(".json"))
+    print(f"wrote {out}")
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -90,24 +117,13 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
         else:
             cfg = resolve_config(args.preset, **overrides)
-        entries = [parse_entry(s) for s in args.controllers]
-        for path in args.agent:
-            label = agent_label(path, [e.label for e in entries])
-            if not (Path(path) / "model.zip").exists():
-                raise ValueError(f"--agent {path}: no saved agent there (expected model.zip)")
-            entries.append(Entry(label, agent_loader()(path, label)))
+        entries = make_entries(args.controllers, args.agent)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     connect_or_exit(ap, args.ray)
-    results = evaluate(entries, cfg, args.episodes, args.seed, args.workers, progress=not args.no_progress,
-                       ray_address=args.ray)
-    rows = summarize(results)
-    print_table(rows, title=f"{args.env_id or args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}..")
-    write_csv(rows, args.out)
-    write_json({"config": cfg.to_dict(), "summary": rows, "episodes": [asdict(r) for r in results]},
-               Path(args.out).with_suffix(".json"))
-    print(f"wrote {args.out}")
-    return rows
+    title = f"{args.env_id or args.preset}, {args.episodes} episodes × {cfg.episode_length} rounds, seeds {args.seed}.."
+    return run_and_report(entries, cfg, args.episodes, args.seed, args.out, title, args.workers,
+                          progress=not args.no_progress, ray_address=args.ray)
 
 
 if __name__ == "__main__":

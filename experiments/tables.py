@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.evaluate import agent_loader
-from baselines.harness import Entry, agent_label, evaluate, parse_entry
-from baselines.report import print_table, summarize, write_csv, write_json
+from baselines.evaluate import make_entries, run_and_report
 from msenv import ENV_IDS, resolve_config
 
 #: the table's episodes: held out from training (train.py evaluates on seeds 10000..)
@@ -49,16 +47,7 @@ def run_table(env_id: str, out: str | Path, agents: list[str] = (), episodes: in
     if env_id not in ENV_IDS:
         raise ValueError(f"--env-id {env_id!r} is not registered; allowed: {', '.join(ENV_IDS)}")
     cfg = resolve_config(ENV_IDS[env_id], episode_length=rounds)
-    entries = [parse_entry(name) for name in controllers_for(env_id)]
-    for path in agents:
-        label = agent_label(path, [e.label for e in entries])
-        entries.append(Entry(label, agent_loader()(path, label)))
-    results = evaluate(entries, cfg, episodes, seed, workers, progress=progress, ray_address=ray_address)
-    rows = summarize(results)
-    print_table(rows, title=f"{env_id}, {episodes} episodes × {rounds} rounds, seeds {seed}..")
-    path = Path(out) / f"{table_name(env_id)}.csv"
-    write_csv(rows, path)
-    write_json({"env_id": env_id, "config": cfg.to_dict(), "command": command(env_id, list(agents)), "summary": rows,
-                "episodes": [r.__dict__ for r in results]}, path.with_suffix(".json"))
-    print(f"wrote {path}")
-    return rows
+    entries = make_entries(controllers_for(env_id), agents)
+    return run_and_report(entries, cfg, episodes, seed, Path(out) / f"{table_name(env_id)}.csv",
+                          f"{env_id}, {episodes} episodes × {rounds} rounds, seeds {seed}..", workers, progress,
+                          ray_address, meta={"env_id": env_id, "command": command(env_id, list(agents))})
