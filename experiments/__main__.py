@@ -8,6 +8,7 @@ import time
 
 from baselines.parallel import connect_or_exit
 
+from . import hetero, tables
 from .figures import FIGURES, run_figure
 
 
@@ -44,11 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
-        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": 20}.get(args.figure, 50)
+        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES}.get(
+            args.figure, 50)
     if args.rounds is None:
-        args.rounds = {"dynamics": 30, "table": 30, "hetero": 20}.get(args.figure, 10)
+        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS}.get(args.figure, 10)
     if args.seed is None:
-        args.seed = {"table": 20_000, "hetero": 30_000}.get(args.figure, 0)
+        args.seed = {"table": tables.SEED, "hetero": hetero.SEED}.get(args.figure, 0)
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")

@@ -30,6 +30,8 @@ from msenv.latency import compute_latency
 from msenv.saa import SAAEstimator
 
 HETERO = "msenv/MultiSpin-Hetero-v0"
+#: the decisions part's episodes, rounds and first seed (held out from training and the tables)
+EPISODES, ROUNDS, SEED = 20, 20, 30_000
 
 
 def _decision_episode(args: tuple) -> list[dict[str, Any]]:
@@ -101,7 +103,7 @@ def _gap_job(args: tuple) -> list[dict[str, Any]]:
              "decision_ms_greedy": rows[0]["decision_ms"], "decision_ms_local_search": ls["decision_ms"]}]
 
 
-def run_hetero(out: str | Path, episodes: int = 20, rounds: int = 20, seed: int = 30_000, workers: int = 2,
+def run_hetero(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED, workers: int = 2,
                agent: str | None = None, quick: bool = False, progress: bool = True,
                ray_address: str | None = None) -> dict[str, list]:
     """Both parts; writes the CSVs into ``out`` and prints the summaries."""
