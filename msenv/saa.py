@@ -73,10 +73,12 @@ class SAAEstimator:
         self.coins = rng.random((s, k)) if self.policy == "random" else None
         self._order = np.argsort(-np.asarray(context.g_ul), kind="stable")
         self._f = self.samples[:, self._order]
+        self._f_t = np.ascontiguousarray(self._f.T)  # [K, S]: one device's samples contiguous
         self._coins = None if self.coins is None else self.coins[:, self._order]
         self._g_ul = np.asarray(context.g_ul)[self._order]
         self._g_dl = np.asarray(context.g_dl)[self._order]
-        self._cache: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+        self._cache: dict[bytes, np.ndarray] = {}  # per-sample T_com of the vectors scored alone
+        self._recent: dict[bytes, np.ndarray] = {}  # ... and of the last batch's candidates
         self.n_solved = 0  #: outcomes passed to the reactive solver so far
 
     # ------------------------------------------------------------------ T_com
@@ -102,28 +104,40 @@ class SAAEstimator:
         gamma = np.asarray(gamma, dtype=np.int64)
         key = gamma.tobytes()
         hit = self._cache.get(key)
-        if hit is not None:
-            return hit[1]
-        rej = self._f <= gamma[self._order]
-        t = self._solve(rej) if self.communication else np.zeros(len(rej))
-        self._cache[key] = (rej, t)
-        return t
+        if hit is None:
+            hit = self._recent.get(key)  # e.g. the move the search just took
+        if hit is None:
+            hit = self._solve(self._f <= gamma[self._order]) if self.communication else np.zeros(len(self._f))
+        self._cache[key] = hit
+        return hit
 
     def _t_com_many(self, gammas: np.ndarray, base: np.ndarray | None) -> np.ndarray:
-        """[C, S] per-sample T_com, re-solving only samples that differ from ``base``."""
+        """[C, S] per-sample T_com, re-solving only samples that differ from ``base``.
+
+        A sample's rejected set changes only at the devices where a candidate differs from the
+        base, so the test runs over those (candidate, device) pairs — O(S × changed devices), not
+        O(C × S × K) — and only the changed samples' rejected sets are built and solved."""
         c, s = len(gammas), len(self._f)
         if not self.communication:
             return np.zeros((c, s))
         if base is None:
             return np.stack([self.t_com(g) for g in gammas])
+        base = np.asarray(base, dtype=np.int64)
         t_base = self.t_com(base)
-        rej_base = self._cache[np.asarray(base, dtype=np.int64).tobytes()][0]
-        rej = self._f[None] <= gammas[:, self._order][:, None, :]  # [C, S, K]
-        diff = np.any(rej != rej_base[None], axis=-1)  # [C, S]
         out = np.broadcast_to(t_base, (c, s)).copy()
+        gs, bs = gammas[:, self._order], base[self._order]
+        ci, ji = np.nonzero(gs != bs[None])  # row-major: pairs grouped by candidate
+        if len(ci) == 0:
+            return out
+        f = self._f_t[ji]  # [P, S]
+        changed = (f <= gs[ci, ji, None]) != (f <= bs[ji, None])
+        diff = np.zeros((c, s), dtype=bool)
+        starts = np.flatnonzero(np.r_[True, ci[1:] != ci[:-1]])
+        diff[ci[starts]] = changed if len(starts) == len(ci) else np.logical_or.reduceat(changed, starts, axis=0)
         ci, si = np.nonzero(diff)
         if len(ci):
-            out[ci, si] = self._solve(rej[ci, si], rows=si)
+            out[ci, si] = self._solve(self._f[si] <= gs[ci], rows=si)
+        self._recent = {g.tobytes(): row for g, row in zip(gammas, out)}
         return out
 
     # ------------------------------------------------------------------ scores
