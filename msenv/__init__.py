@@ -17,7 +17,7 @@ with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, bu
     from .context import RoundContext
     from .env import INFO_KEYS, MultiSpinEnv
 
-__version__ = "0.2.0"  #: the one version string (pyproject.toml reads it)
+__version__ = "0.3.0"  #: the one version string (pyproject.toml reads it)
 
 _STATIC = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.0, 0.05), csi="decision")
 _PEDESTRIAN = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.5, 1.5), csi="decision")
@@ -62,6 +62,19 @@ ENV_NOTES: dict[str, str] = {
                                     "dBm: one policy for a range of weak cells.",
 }
 assert ENV_NOTES.keys() == ENV_IDS.keys()
+#: registered cell-generator ids → their :class:`~msenv.cells.CellConfig` (a dict of its fields):
+#: a new cell, with its own number of devices, every episode
+CELL_IDS: dict[str, dict] = {
+    "msenv/MultiSpin-Cells-v0": dict(preset="qwen2.5", k_range=(5, 50), k_max=50, draft_scale_max_range=(1.15, 2.0),
+                                     p_ul_dbm_range=(10.0, 20.0), p_dl_dbm_range=(10.0, 30.0)),
+}
+CELL_NOTES: dict[str, str] = {
+    "msenv/MultiSpin-Cells-v0": "A new cell every episode: K ~ U{5 … 50} devices (padded to 50 slots with a "
+                                "device mask), the slowest drafting scale ~ U[1.15, 2], P_ul ~ U[10, 20] dBm, "
+                                "P_dl ~ U[10, 30] dBm; the paper's model otherwise. Any K with "
+                                "k_range/k_max: one policy for every cell.",
+}
+assert CELL_NOTES.keys() == CELL_IDS.keys()
 #: the ids with the model-§11 dynamics (the others follow the paper's assumptions)
 DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if not resolve_config(c).is_paper_scenario)
 
@@ -77,12 +90,32 @@ def register_envs() -> None:
             vector_entry_point="msenv.vector:MultiSpinVectorEnv",
             kwargs={"config": name},
         )
+    for env_id, fields in CELL_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="msenv.cells:MultiSpinCellsEnv",
+                               vector_entry_point="msenv.cells:MultiSpinCellsVectorEnv", kwargs={"config": fields})
+
+
+def env_config(env_id: str, **overrides):
+    """The config of a registered id with ``overrides``: a :class:`SystemConfig` for the ids of
+    :data:`ENV_IDS`, a :class:`~msenv.cells.CellConfig` for those of :data:`CELL_IDS`; an id not
+    registered here raises ``ValueError``."""
+    if env_id in ENV_IDS:
+        return resolve_config(ENV_IDS[env_id], **overrides)
+    if env_id in CELL_IDS:
+        from .cells import resolve_cells
+
+        return resolve_cells(CELL_IDS[env_id], **overrides)
+    raise ValueError(f"env id {env_id!r} is not registered; allowed: {', '.join([*ENV_IDS, *CELL_IDS])}")
 
 
 register_envs()
 
 __all__ = [
+    "CELL_IDS",
+    "CELL_NOTES",
     "ENV_IDS",
+    "env_config",
     "DYNAMIC_IDS",
     "ENV_NOTES",
     "INFO_KEYS",

@@ -385,25 +385,28 @@ def parse_overrides(items) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- field documentation
-@functools.lru_cache(maxsize=1)
-def field_docs() -> dict[str, str]:
+@functools.lru_cache(maxsize=4)
+def field_docs(cls: type | None = None) -> dict[str, str]:
     """Each field's meaning, as written once where it is declared (its ``#:`` comment), in
-    declaration order — the source of the configuration reference and of command-line help."""
+    declaration order — the source of the configuration reference and of command-line help.
+    ``cls``: a dataclass declared that way (default :class:`SystemConfig`)."""
     import inspect
     import re
 
+    cls = SystemConfig if cls is None else cls
+    names = [f.name for f in dataclasses.fields(cls)]
     docs, pending = {}, []
-    for line in inspect.getsource(SystemConfig).splitlines():
+    for line in inspect.getsource(cls).splitlines():
         stripped = line.strip()
         if stripped.startswith("#:"):
             pending.append(stripped[2:].strip())
             continue
         m = re.match(r"(\w+): [^=]+=", stripped)
-        if m and m.group(1) in FIELD_NAMES:
+        if m and m.group(1) in names:
             docs[m.group(1)] = " ".join(pending)
         if not stripped.startswith("#"):
             pending = []
-    return {name: docs.get(name, "") for name in (f.name for f in dataclasses.fields(SystemConfig))}
+    return {name: docs.get(name, "") for name in names}
 
 
 # ---------------------------------------------------------------------- checks

@@ -86,7 +86,8 @@ class RoundMetrics(gym.Wrapper):
 
     def step(self, action):
         obs, reward, term, trunc, info = self.env.step(action)
-        summ = round_summary(np.asarray(action), info["modes"])
+        k = info.get("num_devices", len(info["modes"]))  # a cell generator pads after the K devices
+        summ = round_summary(np.asarray(action)[..., :k], info["modes"][..., :k])
         info.update({k: float(v) for k, v in summ.items()})
         return obs, reward, term, trunc, info
 

@@ -64,13 +64,16 @@ class MultiSpinParallelEnv(ParallelEnv):
         return spaces.Discrete(self.config.gamma_max + 1)
 
     def _split(self, obs: np.ndarray) -> dict[str, np.ndarray]:
-        k, nf = self.config.num_devices, device_features(self.config)
+        return self._local(obs, self.config)
+
+    def _local(self, obs: np.ndarray, cfg: SystemConfig) -> dict[str, np.ndarray]:
+        k, nf = cfg.num_devices, device_features(cfg)
         dev = obs[: nf * k].reshape(k, nf)
         glob = obs[nf * k :]
         shared = dev[:, [0, 2, 3]].mean(axis=0)
         local = np.concatenate([dev, np.broadcast_to(glob, (k, GLOBAL_FEATURES)), np.broadcast_to(shared, (k, 3))], axis=1)
         local = local.astype(np.float32)
-        return {a: local[i] for i, a in enumerate(self.possible_agents)}
+        return {a: local[i] for i, a in enumerate(self.possible_agents[:k])}
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         obs, _ = self.env.reset(seed=seed, options=options)
@@ -116,3 +119,61 @@ class MultiSpinParallelEnv(ParallelEnv):
 def parallel_env(**kwargs: Any) -> MultiSpinParallelEnv:
     """PettingZoo-style constructor."""
     return MultiSpinParallelEnv(**kwargs)
+
+
+class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
+    """The cell generator (:class:`msenv.cells.MultiSpinCellsEnv`) as a PettingZoo ParallelEnv:
+    ``possible_agents`` are the ``k_max`` device slots, an episode's ``agents`` its K devices
+    (``device_0 … device_{K−1}``); local observations as :class:`MultiSpinParallelEnv`'s (the
+    shared means over the K devices). ``config``/``overrides``: as the cells env's."""
+
+    def __init__(self, config=None, reward: str = "shared", render_mode: str | None = None, **overrides: Any) -> None:
+        from .cells import MultiSpinCellsEnv
+
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward={reward!r} is invalid; allowed: {', '.join(map(repr, REWARD_MODES))}")
+        self.env = MultiSpinCellsEnv(config, render_mode=render_mode, **overrides)
+        self.config = self.env.config.base  # the model of every cell (its num_devices is not used)
+        self.reward_mode = reward
+        self.render_mode = render_mode
+        self.possible_agents = [f"device_{k}" for k in range(self.env.config.k_max)]
+        self.agents = []
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        self.env.reset(seed=seed, options=options)
+        cell = self.env.cell
+        self.agents = list(self.possible_agents[: cell.num_devices])
+        return self._local(self._single_obs(), cell), {a: {} for a in self.agents}
+
+    def _single_obs(self) -> np.ndarray:
+        from .functional import observe
+
+        return observe(self.env.state, self.env.cell)[0]
+
+    def step(self, actions: dict[str, Any]):
+        if not self.agents:
+            raise RuntimeError("the episode is over: call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"actions missing for agents {missing}; every live agent must act")
+        cell, agents = self.env.cell, list(self.agents)
+        gamma = np.zeros(self.env.config.k_max, dtype=np.int64)
+        gamma[: len(agents)] = [int(actions[a]) for a in agents]
+        _, reward, term, trunc, info = self.env.step(gamma)
+        if self.reward_mode == "shared":
+            rewards = {a: float(reward) for a in agents}
+        else:
+            per = info["tokens"] / info["latency"] * cell.reward_scale
+            rewards = {a: float(per[i]) for i, a in enumerate(agents)}
+        infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
+                     "goodput": info["goodput"], "latency": info["latency"]} for i, a in enumerate(agents)}
+        if term or trunc:
+            self.agents = []
+        return (self._local(self._single_obs(), cell), rewards, {a: bool(term) for a in agents},
+                {a: bool(trunc) for a in agents}, infos)
+
+    def state(self) -> np.ndarray:
+        """The padded observation of the cell (what the single-agent cells env observes)."""
+        from .cells import pad_observation
+
+        return pad_observation(self._single_obs(), self.env.cell, self.env.state.t_draft[0], self.env.config.k_max)

@@ -67,8 +67,9 @@ def test_every_id_keeps_its_recorded_trajectory():
     spec.loader.exec_module(mod)
     gold = np.load(here / "data" / "golden_ids.npz")
     recorded = {k.rsplit("/", 1)[0] for k in gold.files}
-    assert recorded == set(msenv.ENV_IDS), "record a new id with tests/make_golden_ids.py"
-    for env_id in msenv.ENV_IDS:
+    ids = [*msenv.ENV_IDS, *msenv.CELL_IDS]
+    assert recorded == set(ids), "record a new id with tests/make_golden_ids.py"
+    for env_id in ids:
         now = mod.record(env_id, {})
         keys = {k[len(env_id) + 1:] for k in gold.files if k.startswith(env_id + "/")}
         assert keys == set(now), env_id
