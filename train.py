@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from msenv import ENV_IDS, resolve_config
+from msenv import CELL_IDS, ENV_IDS, env_config
 from msenv.config import MODE_POLICIES, SystemConfig, parse_overrides
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
@@ -47,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python train.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     env = ap.add_argument_group("scenario")
-    env.add_argument("--env-id", default=None, choices=list(ENV_IDS), metavar="ID",
-                     help=f"a registered id: its config (default {DEFAULT_ENV_ID}); one of: {', '.join(ENV_IDS)}")
+    env.add_argument("--env-id", default=None, choices=[*ENV_IDS, *CELL_IDS], metavar="ID",
+                     help=f"a registered id: its config (default {DEFAULT_ENV_ID}); one of: "
+                          f"{', '.join([*ENV_IDS, *CELL_IDS])}")
     env.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                      help="any config field on top of the id's config; VALUE is JSON where it parses (numbers, "
                           "true/false, lists such as draft_scale_range=[1.0,2.0]), else a string")
@@ -165,7 +166,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
     try:
         overrides = {**parse_overrides(args.set), **overrides}
-        cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+        cfg = env_config(args.env_id, **overrides)
     except (ValueError, TypeError) as e:
         ap.error(f"--set: {e}" if args.set else str(e))
     if args.log_dir is None:
@@ -173,6 +174,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     _check_writable(ap, args.log_dir)
     _check_same_id(ap, args.log_dir, args.env_id)
     return args, cfg
+
+
+def cell_label(cfg) -> str:
+    """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
+    if hasattr(cfg, "k_range"):
+        return f"{cfg.base.preset}, cells of K {cfg.k_range[0]}…{cfg.k_range[1]} (k_max {cfg.k_max})"
+    return f"{cfg.preset}, K={cfg.num_devices}, P_dl={cfg.p_dl_dbm:g} dBm"
 
 
 def default_log_dir(env_id: str, quick: bool = False) -> str:
@@ -236,7 +244,9 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     if not new.checkpoint_minutes > 0:
         ap.error(f"--checkpoint-minutes {new.checkpoint_minutes} is invalid; allowed: a number > 0")
     _check_writable(ap, new.log_dir)
-    return new, SystemConfig.from_dict(state["config"])
+    from agents.controller import load_config
+
+    return new, load_config(state["config"])
 
 
 def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -274,7 +284,7 @@ def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: l
             ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
     ax.set_xlabel("environment steps (rounds)")
     ax.set_ylabel("mean per-round goodput (tokens/s)")
-    ax.set_title(f"PPO vs baselines — {cfg.preset}, K={cfg.num_devices}, P_dl={cfg.p_dl_dbm:g} dBm")
+    ax.set_title(f"PPO vs baselines — {cell_label(cfg)}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
@@ -383,6 +393,10 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
 
         return ThroughputReward(venv, base.refs["greedy_saa"]["throughput"] * cfg.reward_scale)
 
+    if params.get("policy") == "set":
+        from agents.setpolicy import set_layout
+
+        params["policy_kwargs"] = {**set_layout(cfg), **(params.get("policy_kwargs") or {})}
     raw_venv = rewarded(make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env))
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
@@ -449,7 +463,7 @@ def compare(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselin
         agents.append(Entry(f"cloned:{args.bc_init}", AgentFactory(out / "cloned")))
     ppo_results = evaluate(agents, cfg, args.eval_episodes, args.eval_seed, progress=run.progress)
     rows = summarize(base.results[: args.eval_episodes] + ppo_results + base.results[args.eval_episodes :])
-    title = (f"{cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out episodes × {cfg.episode_length} rounds "
+    title = (f"{cell_label(cfg)}, {args.eval_episodes} held-out episodes × {cfg.episode_length} rounds "
              f"(seeds {args.eval_seed}..), PPO {args.timesteps} steps")
     print_table(rows, title)
     greedy = next(r for r in rows if r["controller"] == "greedy-saa")

@@ -104,6 +104,15 @@ class PPOController(Controller):
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         if obs is None:
             raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
+        if getattr(self.policy, "masked", False):
+            from msenv.cells import pad_observation, row_size
+
+            if row_size(context.config) != self.policy.f:
+                raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.f} entries; this cell's have "
+                                 f"{row_size(context.config)} (another model: e.g. the §11 dynamics add entries)")
+        if getattr(self.policy, "masked", False) and np.shape(obs)[-1] == plain_size(context.config):
+            # an agent of the cell generator in a single-cell env: its observation, as the generator shows it
+            obs = pad_observation(np.asarray(obs), context.config, context.t_draft, context.config.num_devices)
         return self.policy.act(self._stacked(obs))
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
@@ -115,6 +124,23 @@ class PPOController(Controller):
             act, _ = self.model.predict(x.astype(np.float32), deterministic=False)
             return act, state
         return self.policy.act(x), state
+
+
+def plain_size(config: SystemConfig) -> int:
+    """The single-cell observation's size of ``config``."""
+    from msenv.observation import obs_size
+
+    return obs_size(config)
+
+
+def load_config(data: dict[str, Any]):
+    """A saved agent's config: a :class:`~msenv.cells.CellConfig` (an agent of the cell generator)
+    or a :class:`~msenv.SystemConfig`."""
+    if "k_range" in data:
+        from msenv.cells import CellConfig
+
+        return CellConfig.from_dict(data)
+    return SystemConfig.from_dict(data)
 
 
 def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:
@@ -137,7 +163,7 @@ def load_agent(path: str | Path, name: str = "ppo") -> PPOController:
         raise FileNotFoundError(f"no saved agent at {path} (expected {MODEL_FILE}, {NORM_FILE}, {CONFIG_FILE})")
     model = PPO.load(path / MODEL_FILE, device="cpu")
     meta = json.loads((path / CONFIG_FILE).read_text())
-    config = SystemConfig.from_dict(meta["config"])
+    config = load_config(meta["config"])
     obs_rms, clip, eps = None, 10.0, 1e-8
     if (path / NORM_FILE).exists():
         with open(path / NORM_FILE, "rb") as fh:

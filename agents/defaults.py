@@ -13,6 +13,7 @@ from typing import Any
 ID_DEFAULTS: dict[str, dict[str, Any]] = {
     "msenv/MultiSpin-Hetero-v0": {"policy": "set", "timesteps": 1_000_000},
     "msenv/MultiSpin-Hetero-DR-v0": {"policy": "set"},
+    "msenv/MultiSpin-Cells-v0": {"policy": "set", "timesteps": 1_000_000},
 }
 #: env id → controllers train.py's final table adds to its baselines (the best known rival there)
 ID_BASELINES: dict[str, tuple[str, ...]] = {

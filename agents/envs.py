@@ -3,7 +3,9 @@
 ``kind="batched"`` (default): :class:`msenv.vector.MultiSpinVectorEnv` behind the SB3 adapter —
 all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024).
 ``kind="subproc"``: SB3 ``SubprocVecEnv`` (start method ``spawn``) of Monitor-wrapped single envs;
-``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys.
+``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys. A cell
+generator (:class:`~msenv.cells.CellConfig`: each env its own K) has no batched kernel:
+``"batched"`` gives the ``DummyVecEnv`` there.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
+from msenv.cells import CellConfig, MultiSpinCellsEnv
 from msenv.config import SystemConfig
 from msenv.env import SUMMARY_KEYS, MultiSpinEnv, RoundMetrics
 from msenv.sb3 import SB3VecEnv
@@ -27,17 +30,20 @@ MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
 class _SingleFactory:
     """Picklable env factory for SubprocVecEnv workers."""
 
-    def __init__(self, config: SystemConfig) -> None:
+    def __init__(self, config: SystemConfig | CellConfig) -> None:
         self.config = config
 
     def __call__(self):
-        return Monitor(RoundMetrics(MultiSpinEnv(self.config)), info_keywords=MONITOR_KEYS)
+        env = MultiSpinCellsEnv(self.config) if isinstance(self.config, CellConfig) else MultiSpinEnv(self.config)
+        return Monitor(RoundMetrics(env), info_keywords=MONITOR_KEYS)
 
 
-def make_vec_env(config: SystemConfig, n_envs: int, seed: int, kind: str = "batched") -> VecEnv:
+def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched") -> VecEnv:
     """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1``."""
     if kind not in VEC_KINDS:
         raise ValueError(f"vec env kind={kind!r} is invalid; allowed: {', '.join(VEC_KINDS)}")
+    if kind == "batched" and isinstance(config, CellConfig):
+        kind = "dummy"
     if kind == "batched":
         venv: VecEnv = SB3VecEnv(MultiSpinVectorEnv(n_envs, config))
     elif kind == "subproc":

@@ -22,50 +22,76 @@ from .distributions import MultiSpinPolicy
 
 
 class DeviceSetExtractor(nn.Module):
-    """φ per device, the mean over devices, ψ per device → (per-device latents [B, K·H], the cell's
-    latent [B, H]) — SB3's ``mlp_extractor`` interface."""
+    """φ per device, the pooled summary over devices (the mean, or the mean and the max), ψ per
+    device → (per-device latents [B, K·H], the cell's latent [B, H]) — SB3's ``mlp_extractor``
+    interface."""
 
-    def __init__(self, n_devices: int, n_features: int, n_globals: int, hidden: int = 64) -> None:
+    def __init__(self, n_devices: int, n_features: int, n_globals: int, hidden: int = 64, masked: bool = False,
+                 pooling: str = "mean") -> None:
         super().__init__()
-        self.k, self.f, self.g, self.h = n_devices, n_features, n_globals, hidden
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
+        self.k, self.f, self.g, self.h, self.masked, self.pooling = n_devices, n_features, n_globals, hidden, masked, pooling
+        p = hidden * (2 if pooling == "meanmax" else 1)  # the summary's width
         self.phi = nn.Sequential(nn.Linear(n_features + n_globals, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
                                  nn.Tanh())
-        self.psi = nn.Sequential(nn.Linear(2 * hidden, hidden), nn.Tanh())
-        self.rho = nn.Sequential(nn.Linear(hidden + n_globals, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
-        self.latent_dim_pi = n_devices * hidden
+        self.psi = nn.Sequential(nn.Linear(hidden + p, hidden), nn.Tanh())
+        self.rho = nn.Sequential(nn.Linear(p + n_globals, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.latent_dim_pi = n_devices * (hidden + int(masked))  # masked: each latent carries its mask
         self.latent_dim_vf = hidden
 
-    def _encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+    def _encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor, th.Tensor | None]:
         b, k = obs.shape[0], (obs.shape[1] - self.g) // self.f  # any K: the weights do not depend on it
         dev = obs[:, : k * self.f].reshape(b, k, self.f)
         glob = obs[:, k * self.f:]
         enc = self.phi(th.cat([dev, glob[:, None, :].expand(b, k, self.g)], dim=-1))  # [B, K, H]
-        return enc, enc.mean(dim=1), glob
+        mask = dev[..., -1:] if self.masked else None  # 1 for a device, 0 for a padded slot
+        if mask is None:
+            pooled = enc.mean(dim=1)
+        else:  # over the devices only
+            pooled = (enc * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        if self.pooling == "meanmax":  # the max sees the extreme device (the slowest drafter, the worst link)
+            top = enc if mask is None else th.where(mask > 0.5, enc, th.full_like(enc, -1.0))
+            pooled = th.cat([pooled, top.max(dim=1).values], dim=-1)
+        return enc, pooled, glob, mask
 
     def forward(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-        enc, pooled, glob = self._encode(obs)
-        return self._actor(enc, pooled), self.rho(th.cat([pooled, glob], dim=-1))
+        enc, pooled, glob, mask = self._encode(obs)
+        return self._actor(enc, pooled, mask), self.rho(th.cat([pooled, glob], dim=-1))
 
-    def _actor(self, enc: th.Tensor, pooled: th.Tensor) -> th.Tensor:
+    def _actor(self, enc: th.Tensor, pooled: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
         b, k = enc.shape[:2]
-        return self.psi(th.cat([enc, pooled[:, None, :].expand(b, k, self.h)], dim=-1)).reshape(b, -1)
+        z = self.psi(th.cat([enc, pooled[:, None, :].expand(b, k, pooled.shape[-1])], dim=-1))
+        return (z if mask is None else th.cat([z, mask], dim=-1)).reshape(b, -1)
 
     def forward_actor(self, obs: th.Tensor) -> th.Tensor:
-        enc, pooled, _ = self._encode(obs)
-        return self._actor(enc, pooled)
+        enc, pooled, _, mask = self._encode(obs)
+        return self._actor(enc, pooled, mask)
 
     def forward_critic(self, obs: th.Tensor) -> th.Tensor:
-        _, pooled, glob = self._encode(obs)
+        _, pooled, glob, _ = self._encode(obs)
         return self.rho(th.cat([pooled, glob], dim=-1))
 
 
-class DeviceHead(nn.Module):
-    """The same linear map from a device's latent to its γ_max + 1 logits, for every device."""
+#: the summaries of the cell :class:`DeviceSetExtractor` can pool: the mean of the device encodings,
+#: or the mean and the max (element-wise)
+POOLINGS = ("mean", "meanmax")
+#: the logits of a padded slot: γ = 0 with probability 1 (log-prob 0, entropy 0, no gradient)
+PAD_LOGIT = -1e4
 
-    def __init__(self, n_devices: int, hidden: int, n_actions: int) -> None:
+
+class DeviceHead(nn.Module):
+    """The same linear map from a device's latent to its γ_max + 1 logits, for every device; with
+    ``masked``, a padded slot's logits are pinned to γ = 0, so padding adds nothing to PPO's
+    log-probabilities, entropy or gradients."""
+
+    def __init__(self, n_devices: int, hidden: int, n_actions: int, masked: bool = False) -> None:
         super().__init__()
-        self.k, self.h = n_devices, hidden
+        self.k, self.h, self.masked = n_devices, hidden, masked
         self.linear = nn.Linear(hidden, n_actions)
+        pinned = th.full((n_actions,), PAD_LOGIT)
+        pinned[0] = 0.0
+        self.register_buffer("pinned", pinned, persistent=False)
 
     @property
     def bias(self) -> nn.Parameter:
@@ -73,22 +99,29 @@ class DeviceHead(nn.Module):
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
         b = latent.shape[0]
-        return self.linear(latent.reshape(b, -1, self.h)).reshape(b, -1)
+        if not self.masked:
+            return self.linear(latent.reshape(b, -1, self.h)).reshape(b, -1)
+        z = latent.reshape(b, -1, self.h + 1)
+        logits = th.where(z[..., self.h:] > 0.5, self.linear(z[..., : self.h]), self.pinned)
+        return logits.reshape(b, -1)
 
 
 class DeviceSetPolicy(MultiSpinPolicy):
     """Actor-critic over the devices as a set; ``policy_kwargs``: ``n_devices``, ``n_globals``
-    (default 2) and ``hidden`` (default 64). Needs equal-sized MultiDiscrete actions (one draft
-    length per device)."""
+    (default 2), ``hidden`` (default 64), ``pooling`` (:data:`POOLINGS`, default "mean") and
+    ``masked`` (default False: every row a device; True:
+    each row's last entry is 1 for a device, 0 for a padded slot, as
+    ``msenv/MultiSpin-Cells-v0`` observes — :func:`set_layout` gives an env's values). Needs
+    equal-sized MultiDiscrete actions (one draft length per device slot)."""
 
     def __init__(self, observation_space, action_space, lr_schedule, *args, n_devices: int | None = None,
-                 n_globals: int = 2, hidden: int = 64, **kwargs):
+                 n_globals: int = 2, hidden: int = 64, masked: bool = False, pooling: str = "mean", **kwargs):
         k = int(n_devices if n_devices is not None else len(action_space.nvec))
         size = observation_space.shape[0] - n_globals
         if size <= 0 or size % k:
             raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "
                              f"{n_globals} globals")
-        self._set_dims = (k, size // k, n_globals, hidden)
+        self._set_dims = (k, size // k, n_globals, hidden, bool(masked), pooling)
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
 
@@ -97,9 +130,9 @@ class DeviceSetPolicy(MultiSpinPolicy):
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
-        k, _, _, hidden = self._set_dims
+        k, _, _, hidden, masked, _ = self._set_dims
         n = int(self.action_space.nvec[0])
-        self.action_net = DeviceHead(k, hidden, n)
+        self.action_net = DeviceHead(k, hidden, n, masked)
         if self.ortho_init:
             nn.init.orthogonal_(self.action_net.linear.weight, gain=0.01)
             nn.init.zeros_(self.action_net.linear.bias)
@@ -108,36 +141,71 @@ class DeviceSetPolicy(MultiSpinPolicy):
 
 class NumpySetPolicy:
     """The deterministic decision of a :class:`DeviceSetPolicy` in numpy (its weights copied out):
-    identical actions to the torch policy's mode, without torch's per-call overhead."""
+    the torch policy's mode, computed in float32 as torch does (numpy's float32 tanh is
+    vectorised: ≈ 5× its float64 one), without torch's per-call overhead."""
 
     def __init__(self, policy: DeviceSetPolicy) -> None:
         ext = policy.mlp_extractor
 
         def linears(seq):
-            return [(m.weight.detach().cpu().numpy().T.astype(np.float64), m.bias.detach().cpu().numpy().astype(np.float64))
+            return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
                     for m in seq if isinstance(m, nn.Linear)]
 
-        self.k, self.f, self.g, self.h = ext.k, ext.f, ext.g, ext.h
+        self.k, self.f, self.g, self.h, self.masked = ext.k, ext.f, ext.g, ext.h, ext.masked
+        self.pooling = getattr(ext, "pooling", "mean")
         self.phi, self.psi = linears(ext.phi), linears(ext.psi)
         head = policy.action_net.linear
-        self.head = (head.weight.detach().cpu().numpy().T.astype(np.float64), head.bias.detach().cpu().numpy().astype(np.float64))
+        self.head = (head.weight.detach().cpu().numpy().T.astype(np.float32), head.bias.detach().cpu().numpy().astype(np.float32))
 
     def act(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
+        x = np.asarray(x, dtype=np.float32)
         lead = x.shape[:-1]
         x = x.reshape(-1, x.shape[-1])
         b, k = len(x), (x.shape[-1] - self.g) // self.f  # any K
         dev = x[:, : k * self.f].reshape(b, k, self.f)
-        glob = np.broadcast_to(x[:, None, k * self.f:], (b, k, self.g))
-        z = np.concatenate([dev, glob], axis=-1)
-        for w, c in self.phi:
-            z = np.tanh(z @ w + c)
-        pooled = np.broadcast_to(z.mean(axis=1, keepdims=True), z.shape)
-        z = np.concatenate([z, pooled], axis=-1)
-        for w, c in self.psi:
-            z = np.tanh(z @ w + c)
-        logits = z @ self.head[0] + self.head[1]
-        return logits.argmax(axis=-1).reshape(lead + (k,))
+        glob = x[:, None, k * self.f:]
+        # φ's first layer on [row, globals] = row·W_row + globals·W_glob: the globals' part once per cell
+        (w, c), *rest = self.phi
+        z = dev @ w[: self.f]
+        z += glob @ w[self.f:] + c
+        np.tanh(z, out=z)
+        for w, c in rest:
+            z = z @ w
+            z += c
+            np.tanh(z, out=z)
+        if self.masked:
+            mask = dev[..., -1:] > 0.5
+            pooled = (z * mask).sum(axis=1, keepdims=True) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+        else:
+            pooled = z.mean(axis=1, keepdims=True)
+        if self.pooling == "meanmax":
+            top = z if not self.masked else np.where(mask, z, np.float32(-1.0))
+            pooled = np.concatenate([pooled, top.max(axis=1, keepdims=True)], axis=-1)
+        # ψ on [φ_k, pooled] likewise: the pooled part once per cell
+        (w, c), *rest = self.psi
+        z = z @ w[: self.h]
+        z += pooled @ w[self.h:] + c
+        np.tanh(z, out=z)
+        for w, c in rest:
+            z = z @ w
+            z += c
+            np.tanh(z, out=z)
+        gamma = (z @ self.head[0] + self.head[1]).argmax(axis=-1)
+        if self.masked:
+            gamma = np.where(mask[..., 0], gamma, 0)  # a padded slot's pinned decision
+        return gamma.reshape(lead + (k,))
 
 
-__all__ = ["DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy"]
+def set_layout(config) -> dict:
+    """The ``policy_kwargs`` of :class:`DeviceSetPolicy` for an env of ``config``: a
+    :class:`~msenv.SystemConfig` (K rows, 2 globals) or a :class:`~msenv.cells.CellConfig`
+    (k_max rows with their mask, 3 globals)."""
+    from msenv.cells import CellConfig
+    from msenv.observation import GLOBAL_FEATURES
+
+    if isinstance(config, CellConfig):
+        return dict(n_devices=config.k_max, n_globals=GLOBAL_FEATURES + 1, masked=True)
+    return dict(n_devices=config.num_devices, n_globals=GLOBAL_FEATURES, masked=False)
+
+
+__all__ = ["POOLINGS", "DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy", "set_layout"]

@@ -63,7 +63,7 @@ def controller_context(controller: Controller, env) -> RoundContext:
         from msenv.functional import context
 
         env = env.unwrapped
-        return context(env.state, env.config, 0, oracle=mode)
+        return context(env.state, getattr(env, "cell", None) or env.config, 0, oracle=mode)
     return env.context
 
 

@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from msenv import ENV_IDS, resolve_config
+from msenv import env_config, resolve_config
 from msenv.config import parse_overrides
 
 from . import REGISTRY
@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--controllers", nargs="+", default=list(DEFAULT_CONTROLLERS), metavar="NAME",
                     help="entries: a controller name (listed below), optionally @policy (default: %(default)s)")
     ap.add_argument("--preset", default="qwen2.5", help="qwen2.5 | deepseek-r1 (ignored with --env-id)")
-    ap.add_argument("--env-id", default=None, help="a registered id, e.g. msenv/MultiSpin-Dynamic-v0 (its config)")
+    ap.add_argument("--env-id", default=None, help="a registered id, e.g. msenv/MultiSpin-Dynamic-v0 (its config), or the cell generator "
+                         "msenv/MultiSpin-Cells-v0 (--set k_range=[200,200] k_max=200: a cell of 200 devices)")
     ap.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                     help="config overrides; VALUE is JSON where it parses (numbers, true/false, lists such as "
                          "draft_scale_range=[1.0,2.0]), else a string: e.g. p_dl_dbm=20 csi=decision")
@@ -112,9 +113,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         if args.rounds is not None:
             overrides["episode_length"] = args.rounds
         if args.env_id is not None:
-            if args.env_id not in ENV_IDS:
-                raise ValueError(f"--env-id {args.env_id!r} is not registered; allowed: {', '.join(ENV_IDS)}")
-            cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+            cfg = env_config(args.env_id, **overrides)
         else:
             cfg = resolve_config(args.preset, **overrides)
         entries = make_entries(args.controllers, args.agent)

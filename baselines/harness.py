@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from msenv import SystemConfig
+from msenv.cells import CellConfig, MultiSpinCellsEnv
 from msenv.config import MODE_POLICIES
 from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
 
@@ -66,25 +67,38 @@ class EpisodeStats:
     time_s: float = 0.0  #: Σ round time of the episode, s
 
 
-def play(controller: Controller, config: SystemConfig, seed: int) -> Iterator[tuple]:
+def make_env(config: SystemConfig | CellConfig):
+    """The env of a config: a :class:`~msenv.env.MultiSpinEnv`, or for a
+    :class:`~msenv.cells.CellConfig` a :class:`~msenv.cells.MultiSpinCellsEnv` (a new cell per
+    episode; with a fixed K and spread, the same episodes as the single-cell env)."""
+    return MultiSpinCellsEnv(config) if isinstance(config, CellConfig) else MultiSpinEnv(config)
+
+
+def play(controller: Controller, config: SystemConfig | CellConfig, seed: int) -> Iterator[tuple]:
     """One episode of ``controller`` on seed ``seed``: yields, per round, (observation it acted
-    on, draft lengths, reward, info, decision time in s)."""
-    env = MultiSpinEnv(config)
+    on, draft lengths, reward, info, decision time in s). In a cell generator's env a controller
+    decides for the cell's K devices (an agent acting on the padded observation may return
+    ``k_max`` entries: the padded ones are dropped); the draft lengths are the K devices'."""
+    env = make_env(config)
     obs, _ = env.reset(seed=seed)
     controller.reset(seed)
+    pad = env.action_space.shape[0]
     done = False
     while not done:
         ctx = controller_context(controller, env)
         t0 = time.perf_counter()
         gamma = controller.act(ctx, obs)
         decision_s = time.perf_counter() - t0
+        k = ctx.config.num_devices
+        if k < pad and np.shape(gamma)[-1:] == (pad,):
+            gamma = np.asarray(gamma)[:k]
         gamma = check_output(controller, gamma, ctx)
-        nxt, reward, term, trunc, info = env.step(gamma)
+        nxt, reward, term, trunc, info = env.step(gamma if k == pad else np.pad(gamma, (0, pad - k)))
         yield obs, gamma, reward, info, decision_s
         obs, done = nxt, term or trunc
 
 
-def run_episode(controller: Controller, config: SystemConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
     """Play one episode of ``config.episode_length`` rounds; return its statistics."""
     good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
     tokens = time_ = 0.0
@@ -93,7 +107,7 @@ def run_episode(controller: Controller, config: SystemConfig, seed: int, label: 
         good.append(info["goodput"])
         t_com.append(info["t_com"])
         t_cmp.append(info["t_draft"] + info["t_verify"])
-        summaries.append(round_summary(gamma, info["modes"]))
+        summaries.append(round_summary(gamma, info["modes"][: len(gamma)]))
         idle.append(not np.any(gamma))
         tokens += info["tokens"].sum()
         time_ += info["latency"]
@@ -115,7 +129,7 @@ def _job(args) -> EpisodeStats:
 
 
 def evaluate(
-    entries: Sequence[Entry], config: SystemConfig, episodes: int, seed: int = 0,
+    entries: Sequence[Entry], config: SystemConfig | CellConfig, episodes: int, seed: int = 0,
     workers: int = 1, progress: bool = False, ray_address: str | None = None,
 ) -> list[EpisodeStats]:
     """Run every entry on episodes with seeds ``seed .. seed + episodes − 1`` (locally, over

@@ -21,6 +21,7 @@ from baselines.harness import Entry, evaluate  # noqa: E402
 from baselines.report import summarize  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 from msenv.env import MultiSpinEnv  # noqa: E402
+from msenv.cells import MultiSpinCellsEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10)
@@ -357,3 +358,22 @@ def test_train_quick_on_hetero_uses_the_ids_defaults(tmp_path):
                                                             "computation-only", "fixed-4", "local-search"]
     assert data["args"]["policy"] == "set"
     assert "DeviceSetPolicy" in (tmp_path / "h" / "agent" / "model.zip").read_bytes().decode("latin-1")
+
+
+def test_train_quick_on_the_cell_generator_then_resume(tmp_path):
+    """train.py on the Cells id: the masked set policy (mean and max pooling), a CellConfig saved with
+    the agent and the checkpoint; a stopped run resumes from it; the agent acts in a larger cell."""
+    out = tmp_path / "c"
+    common = ["--no-progress", "--log-dir", str(out)]
+    r = _run(["train.py", "--quick", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", "k_range=[2,4]", "k_max=4",
+              "--timesteps", "512", "--eval-freq", "256", "--checkpoint-freq", "512", *common])
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "comparison.json").read_text())
+    assert data["config"]["k_range"] == [2, 4] and data["args"]["policy"] == "set"
+    r = _run(["train.py", "--resume", str(out), "--timesteps", "1024", "--no-progress"])
+    assert r.returncode == 0, r.stderr[-2000:]
+    agent = load_agent(out / "agent")
+    assert agent.policy.masked and agent.policy.pooling == "mean"
+    env = MultiSpinCellsEnv(agent.config.replace(k_range=(9, 9), k_max=9))
+    obs, _ = env.reset(seed=0)
+    assert agent.act(env.context, obs).shape == (9,)

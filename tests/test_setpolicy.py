@@ -84,3 +84,87 @@ def test_the_set_policy_rejects_an_observation_that_is_not_device_rows():
 
     with pytest.raises(ValueError, match="device rows"):
         DeviceSetPolicy(spaces.Box(-1, 1, (13,)), spaces.MultiDiscrete([3] * 4), lambda _: 1e-3)
+
+
+def _cells_model(k_max: int, k_range=(2, 5)):
+    from agents.setpolicy import set_layout
+    from msenv.cells import resolve_cells
+
+    cells = resolve_cells(None, k_range=k_range, k_max=k_max, gamma_max=8, episode_length=10)
+    venv = normalize(make_vec_env(cells, 2, 0), 0.0, norm_obs=False)
+    model = make_ppo(venv, policy="set", seed=0, n_steps=16, batch_size=32, policy_kwargs=set_layout(cells))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in model.policy.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return model, venv, cells
+
+
+def test_the_masked_policy_ignores_padding_and_stays_equivariant():
+    """Cell-generator layout: padded rows change nothing (the same decisions and value with 0 or
+    7 padded slots, whatever the padded rows hold beyond their zero mask), padded slots take
+    γ = 0 with probability 1 (no log-prob, no entropy), and permuting the devices permutes the
+    actions."""
+    from agents.setpolicy import NumpySetPolicy
+    from msenv.cells import MultiSpinCellsEnv
+
+    model, _, cells = _cells_model(5)
+    env = MultiSpinCellsEnv(cells)
+    obs, info = env.reset(seed=3)
+    k, f = info["num_devices"], (len(obs) - 3) // 5
+    rows, glob = obs[: 5 * f].reshape(5, f)[:k], obs[5 * f:]
+
+    def layout(device_rows, pad, junk=0.0):
+        padded = np.full((pad, f), junk, dtype=np.float32)
+        padded[:, -1] = 0.0
+        return torch.as_tensor(np.concatenate([device_rows, padded]).ravel().tolist() + glob.tolist())[None].float()
+
+    pol = model.policy
+    pad = 5 - k
+    assert pad > 0
+    with torch.no_grad():
+        d = pol.get_distribution(layout(rows, pad))
+        mode0, lp0 = d.mode().numpy()[0], d.log_p[0, :k].clone()
+        v0 = pol.predict_values(layout(rows, pad))
+        d = pol.get_distribution(layout(rows, pad, junk=0.9))
+        mode1 = d.mode().numpy()[0]
+        assert np.array_equal(mode1, mode0) and not mode1[k:].any()
+        assert torch.allclose(d.log_p[0, :k], lp0, atol=1e-5) and torch.all(d.log_p[0, k:, 0] == 0.0)
+        assert float(d.entropy()[0]) == pytest.approx(float(-(lp0.exp() * lp0).sum()), rel=1e-4)
+        assert float(d.log_prob(torch.as_tensor(mode1)[None])[0]) == pytest.approx(
+            float(lp0.gather(-1, torch.as_tensor(mode0[:k])[:, None]).sum()), rel=1e-5)
+        assert torch.allclose(pol.predict_values(layout(rows, pad, junk=0.9)), v0, atol=1e-5)
+        perm = np.random.default_rng(0).permutation(k)
+        assert np.array_equal(pol.get_distribution(layout(rows[perm], pad)).mode().numpy()[0][:k], mode0[perm])
+    fast = NumpySetPolicy(pol)  # any number of rows: 0 or 7 padded slots decide the same
+    assert np.array_equal(fast.act(layout(rows, pad).numpy()[0]), mode0)
+    assert np.array_equal(fast.act(layout(rows, 0).numpy()[0]), mode0[:k])
+    assert np.array_equal(fast.act(layout(rows, 7, junk=0.9).numpy()[0])[:k], mode0[:k])
+
+
+def test_a_cells_agent_acts_in_any_cell_and_in_single_cell_envs(tmp_path):
+    """A saved agent of the generator (k_max 5) decides a 40-device cell and a plain K = 6 env
+    (the controller re-expresses the single-cell observation as the generator shows it)."""
+    from baselines.harness import evaluate
+    from baselines.harness import Entry
+    from agents.controller import AgentFactory
+    from msenv.cells import MultiSpinCellsEnv, pad_observation
+
+    model, venv, cells = _cells_model(5)
+    save_agent(tmp_path / "agent", model, venv, cells)
+    agent = load_agent(tmp_path / "agent")
+    big = cells.replace(k_range=(40, 40), k_max=40)
+    env = MultiSpinCellsEnv(big)
+    obs, _ = env.reset(seed=0)
+    assert agent.act(env.context, obs).shape == (40,)
+    plain = msenv.MultiSpinEnv(cells.base.replace(num_devices=6))
+    so, _ = plain.reset(seed=1)
+    ctx = plain.context
+    padded = pad_observation(so, ctx.config, ctx.t_draft, 6)
+    assert np.array_equal(agent.act(ctx, so), agent.act(ctx, padded))
+    stats = evaluate([Entry("gen", AgentFactory(tmp_path / "agent"))], big.replace(episode_length=3), 2, 0)
+    assert len(stats) == 2 and all(s.throughput > 0 for s in stats)
+    dyn = msenv.MultiSpinEnv(msenv.resolve_config(msenv.ENV_IDS["msenv/MultiSpin-Dynamic-v0"], num_devices=4))
+    so, _ = dyn.reset(seed=0)
+    with pytest.raises(ValueError, match="device rows of 6 entries"):
+        agent.act(dyn.context, so)
