@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells} [options]``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ import time
 
 from baselines.parallel import connect_or_exit
 
-from . import hetero, tables
+from . import cells, hetero, tables
 from .figures import FIGURES, run_figure
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero"],
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
-                         "devices in a weak cell)")
+                         "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 200)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -31,7 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
     ap.add_argument("--agent", nargs="*", default=[], metavar="DIR",
-                    help="fig11 / dynamics / hetero: a trained agent's directory (adds a PPO row); table: any number")
+                    help="fig11 / dynamics / hetero / cells: a trained agent's directory (adds a PPO row); table: any number")
+    ap.add_argument("--mlp-agent", default=None, metavar="DIR",
+                    help="cells: a per-K MLP agent of the paper cell at K = 20 (train.py's runs/ppo-MultiSpin-v0/agent)")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
@@ -45,12 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
-        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES}.get(
+        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
+                      "cells": cells.EPISODES}.get(
             args.figure, 50)
     if args.rounds is None:
-        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS}.get(args.figure, 10)
+        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS}.get(
+            args.figure, 10)
     if args.seed is None:
-        args.seed = {"table": tables.SEED, "hetero": hetero.SEED}.get(args.figure, 0)
+        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED}.get(args.figure, 0)
     for name in ("drops", "rounds", "workers"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
@@ -64,6 +68,14 @@ def main(argv: list[str] | None = None) -> int:
         try:
             run_table(args.env_id, args.out, args.agent, args.drops, args.rounds, args.seed,
                       args.workers, progress=not args.no_progress, ray_address=args.ray)
+        except ValueError as e:
+            ap.error(str(e))
+        return 0
+    if args.figure == "cells":
+        try:
+            cells.run_cells(args.out, args.drops, args.rounds, args.seed, args.workers,
+                            agent if args.agent else cells.DEFAULT_AGENT, args.mlp_agent, args.quick,
+                            progress=not args.no_progress, ray_address=args.ray)
         except ValueError as e:
             ap.error(str(e))
         return 0

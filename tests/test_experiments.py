@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -117,3 +118,30 @@ def test_dynamics_experiment_quick(tmp_path):
                                if d["panel"] == g["panel"] and float(d["x"]) == float(g["x"]) and d["scheme"] == s])
     assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1), rel=1e-9)
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
+
+
+def test_cells_experiment_quick(tmp_path):
+    """Every point's rows, the paired real-time ratios recomputed from the episodes, and the
+    generalist's row from the committed agent."""
+    import json
+
+    from experiments.cells import DEFAULT_AGENT, run_cells
+
+    agent = DEFAULT_AGENT if (Path(DEFAULT_AGENT) / "model.zip").exists() else None
+    rows = run_cells(tmp_path, episodes=2, rounds=3, workers=1, agent=agent, quick=True)
+    points = {(r["cell"], r["k"]) for r in rows}
+    assert points == {("paper", 5), ("paper", 20), ("weak-hetero", 5), ("weak-hetero", 20)}
+    data = json.loads((tmp_path / "cells.json").read_text())
+    eps = data["episode_results"]
+    for r in rows:
+        mine = sorted((e for e in eps if e["cell"] == r["cell"] and e["k"] == r["k"] and e["label"] == r["controller"]),
+                      key=lambda e: e["episode"])
+        ref = sorted((e for e in eps if e["cell"] == r["cell"] and e["k"] == r["k"] and e["label"] == "greedy-saa"),
+                     key=lambda e: e["episode"])
+        rel = np.mean([m["realtime_throughput"] / g["realtime_throughput"] for m, g in zip(mine, ref)])
+        assert r["rel_realtime"] == pytest.approx(rel, rel=1e-12)
+        assert r["realtime_throughput"] < r["throughput"]  # the decision time only adds
+    labels = {r["controller"] for r in rows}
+    assert {"greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform", "local-search"} <= labels
+    assert ("generalist" in labels) == (agent is not None)
+    assert (tmp_path / "cells.png").stat().st_size > 10_000 and (tmp_path / "cells_decision_time.png").exists()

@@ -1,0 +1,186 @@
+"""One learned policy for every cell: the generalist against every rival, K from 5 to 200.
+
+For every cell type (:data:`CELL_TYPES`) and K (:data:`KS`), every controller plays the same
+episodes (the cell generator at a fixed K: ``k_range = (K, K)``, ``k_max = K``; seeds
+``SEED ..``): the paper's greedy, the time-budgeted greedy, computation-only, optimal uniform,
+the local search (K ≤ :data:`LOCAL_SEARCH_MAX_K`; above, its decisions take seconds: it is timed on
+:data:`TIMED_DECISIONS` decisions only, row ``local-search (timed only)``), the
+generalist agent (trained once on cells of K ≤ 50; not on the Dynamic cells, whose observation
+has more entries per device), and a per-K MLP agent at K = 20 on the paper cell (``--mlp-agent``,
+played on the single-cell env with the same seeds: the same episodes). Per entry: long-run
+throughput and real-time throughput Σ tokens / Σ (round time + decision time), each relative to
+the greedy paired per episode (95% CIs), and the decision time. Decision times are wall-clock
+on the machine that runs it, with as many processes as ``--workers``.
+
+``python -m experiments cells --out docs/figures/cells`` (``--quick``: K ∈ {5, 20}, two types,
+2 episodes × 3 rounds) writes ``cells.csv``, ``cells.json``, ``cells.png`` (throughput and
+real-time throughput relative to the greedy vs K) and ``cells_decision_time.png``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from baselines.harness import Entry, EpisodeStats, evaluate, parse_entry
+from baselines.report import ci95, write_csv, write_json
+from msenv import ENV_IDS, resolve_config
+from msenv.cells import CellConfig
+
+KS = (5, 10, 20, 50, 100, 200)
+#: the cell types: base configs of the generator (K is set per point)
+CELL_TYPES: dict[str, dict[str, Any]] = {
+    "paper": dict(preset="qwen2.5"),
+    "hetero": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0)),
+    "weak-hetero": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0), p_dl_dbm=10.0),
+    "dynamic": dict(ENV_IDS["msenv/MultiSpin-Dynamic-v0"]),
+}
+#: the episodes, rounds and first seed of every point (held out from training and the other tables)
+EPISODES, ROUNDS, SEED = 6, 10, 40_000
+LOCAL_SEARCH_MAX_K = 50
+TIMED_DECISIONS = 2  #: decisions timed for a rival too slow to play the episodes
+#: the committed generalist (``python train.py --env-id msenv/MultiSpin-Cells-v0``, copied here)
+DEFAULT_AGENT = "agents/pretrained/cells"
+RIVALS = ("greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform")
+
+
+def cell_config(kind: str, k: int, rounds: int) -> CellConfig:
+    """The generator of ``kind`` cells with exactly ``k`` devices (no padding)."""
+    return CellConfig(base=resolve_config(CELL_TYPES[kind], episode_length=rounds), k_range=(k, k), k_max=k,
+                      draft_scale_max_range=None)
+
+
+def entries(kind: str, k: int, agent: str | None) -> list[Entry]:
+    """The rows of one point: the rivals (the greedy first: the reference), the local search where
+    affordable, the generalist where its observation fits."""
+    from baselines.evaluate import agent_loader
+
+    out = [parse_entry(n) for n in RIVALS]
+    if k <= LOCAL_SEARCH_MAX_K:
+        out.append(parse_entry("local-search"))
+    if agent and resolve_config(CELL_TYPES[kind]).is_paper_scenario:
+        out.append(Entry("generalist", agent_loader()(agent, "generalist")))
+    return out
+
+
+def paired(results: list[EpisodeStats], metric: str) -> dict[str, tuple[float, float]]:
+    """Per entry: mean and 95% CI of ``metric`` relative to the first entry's, paired per episode."""
+    labels = list(dict.fromkeys(r.label for r in results))
+    by = {lab: {r.episode: getattr(r, metric) for r in results if r.label == lab} for lab in labels}
+    ref = by[labels[0]]
+    out = {}
+    for lab in labels:
+        rel = np.array([v / ref[e] for e, v in sorted(by[lab].items())])
+        out[lab] = (float(rel.mean()), ci95(rel))
+    return out
+
+
+def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers: int, agent: str | None,
+              mlp_agent: str | None, progress: bool, ray_address: str | None) -> tuple[list[dict], list[dict]]:
+    """Every entry on one (cell type, K): (summary rows, every episode's statistics)."""
+    cfg = cell_config(kind, k, rounds)
+    t0 = time.perf_counter()
+    results = evaluate(entries(kind, k, agent), cfg, episodes, seed, workers, progress, ray_address)
+    if mlp_agent and kind == "paper" and k == 20:  # the same episodes on the single-cell env
+        from baselines.evaluate import agent_loader
+
+        results += evaluate([Entry("mlp-ppo-k20", agent_loader()(mlp_agent, "mlp-ppo-k20"))], cfg.base.replace(
+            num_devices=k), episodes, seed, workers, progress, ray_address)
+    rel, rel_rt = paired(results, "throughput"), paired(results, "realtime_throughput")
+    rows = []
+    for lab in rel:
+        rs = [r for r in results if r.label == lab]
+        row = {"cell": kind, "k": k, "controller": lab, "episodes": len(rs)}
+        for m in ("throughput", "realtime_throughput", "decision_ms"):
+            v = np.array([getattr(r, m) for r in rs])
+            row[m], row[f"{m}_ci95"] = float(v.mean()), ci95(v)
+        row["rel_throughput"], row["rel_throughput_ci95"] = rel[lab]
+        row["rel_realtime"], row["rel_realtime_ci95"] = rel_rt[lab]
+        rows.append(row)
+    if k > LOCAL_SEARCH_MAX_K:  # too slow for the episodes: its time on a few decisions only
+        few = evaluate([parse_entry("local-search")], cfg.replace(episode_length=TIMED_DECISIONS), 1, seed)
+        rows.append({"cell": kind, "k": k, "controller": "local-search (timed only)", "episodes": 0,
+                     "decision_ms": few[0].decision_ms, "decision_ms_ci95": 0.0})
+    print(f"{kind:<12} K={k:<4} " + "  ".join(
+        f"{r['controller']} {r['rel_throughput']:.3f}/{r['rel_realtime']:.3f}" if "rel_throughput" in r else
+        f"{r['controller']} {r['decision_ms']:.0f} ms" for r in rows) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return rows, [asdict(r) | {"cell": kind, "k": k} for r in results]
+
+
+def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED, workers: int = 2,
+              agent: str | None = DEFAULT_AGENT, mlp_agent: str | None = None, quick: bool = False,
+              progress: bool = False, ray_address: str | None = None) -> list[dict[str, Any]]:
+    """The whole sweep (module docstring); writes the CSV, JSON and the two figures into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ks, kinds = ((5, 20), ("paper", "weak-hetero")) if quick else (KS, tuple(CELL_TYPES))
+    if agent and not (Path(agent) / "model.zip").exists():
+        raise ValueError(f"--agent {agent}: no saved agent there (expected model.zip)")
+    rows, episodes_out = [], []
+    t0 = time.perf_counter()
+    for kind in kinds:
+        for k in ks:
+            r, e = run_point(kind, k, episodes, rounds, seed, workers, agent, mlp_agent, progress, ray_address)
+            rows += r
+            episodes_out += e
+    write_csv(rows, out / "cells.csv")
+    write_json({"episodes": episodes, "rounds": rounds, "seed": seed, "workers": workers, "agent": agent,
+                "mlp_agent": mlp_agent, "seconds": time.perf_counter() - t0, "summary": rows,
+                "episode_results": episodes_out}, out / "cells.json")
+    plot_cells(rows, out)
+    print(f"wrote {out / 'cells.csv'}, {out / 'cells.json'}, {out / 'cells.png'}, {out / 'cells_decision_time.png'} "
+          f"({time.perf_counter() - t0:.0f} s)")
+    return rows
+
+
+def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
+    """cells.png: throughput and real-time throughput relative to the greedy vs K, per cell type;
+    cells_decision_time.png: decision time vs K."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(r["cell"] for r in rows))
+    labels = list(dict.fromkeys(r["controller"] for r in rows))
+    fig, axes = plt.subplots(2, len(kinds), figsize=(4 * len(kinds), 6.5), squeeze=False, sharex=True)
+    for j, kind in enumerate(kinds):
+        for i, (metric, name) in enumerate((("rel_throughput", "throughput"), ("rel_realtime", "real-time throughput"))):
+            ax = axes[i, j]
+            for lab in labels:
+                pts = sorted((r["k"], r[metric], r[f"{metric}_ci95"]) for r in rows
+                             if r["cell"] == kind and r["controller"] == lab and metric in r)
+                if pts:
+                    k, m, c = map(np.array, zip(*pts))
+                    ax.errorbar(k, m, yerr=c, marker="o", ms=3, capsize=2, label=lab)
+            ax.set_xscale("log")
+            ax.set_title(f"{kind}: {name}", fontsize=9)
+            ax.set_ylabel("relative to the greedy" if j == 0 else "")
+            ax.grid(alpha=0.3)
+            if i == 1:
+                ax.set_xlabel("K (devices)")
+    axes[0, 0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "cells.png", dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for lab in labels:
+        pts = {}
+        for r in rows:
+            if r["controller"] == lab:
+                pts.setdefault(r["k"], []).append(r["decision_ms"])
+        k = sorted(pts)
+        ax.plot(k, [np.mean(pts[x]) for x in k], marker="o", label=lab)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("K (devices)")
+    ax.set_ylabel("decision time, ms (mean over cell types)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / "cells_decision_time.png", dpi=110)
+    plt.close(fig)
