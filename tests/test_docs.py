@@ -52,7 +52,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     for page in ("index", "model", "getting-started", "training", "integrations", "api",
                  "generated/environments", "generated/configuration", "generated/controllers", "generated/cli"):
         assert (html / f"{page}.html").exists(), page
-    for env_id in msenv.ENV_IDS:
+    for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
 
 
@@ -113,7 +113,7 @@ def test_every_python_block_runs(page, quick_agent_cwd, monkeypatch):
 
 def test_every_python_block_of_the_generated_pages_runs(generated):
     blocks = [b for p in sorted(generated.glob("*.md")) for b in _blocks(p.read_text(), ("python",))]
-    assert len(blocks) == len(msenv.ENV_IDS)
+    assert len(blocks) == len(msenv.ENV_IDS) + len(msenv.CELL_IDS)
     for block in blocks:
         ns: dict = {}
         exec(compile(block, "generated", "exec"), ns)
@@ -127,7 +127,8 @@ def test_every_python_block_of_the_generated_pages_runs(generated):
 CLI_MODULES = {
     "train.py": "train", "baselines.evaluate": "baselines.evaluate", "experiments": "experiments.__main__",
     "agents.tune": "agents.tune", "agents.rllib": "agents.rllib", "benchmarks.core": "benchmarks.core",
-    "benchmarks.greedy": "benchmarks.greedy", "benchmarks.ppo": "benchmarks.ppo",
+    "benchmarks.greedy": "benchmarks.greedy", "benchmarks.decisions": "benchmarks.decisions",
+    "benchmarks/decisions.py": "benchmarks.decisions", "benchmarks.ppo": "benchmarks.ppo",
     "benchmarks.vector": "benchmarks.vector", "experiments.ppo_settings": "experiments.ppo_settings",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
     "docs/_ext/msenv_docs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
