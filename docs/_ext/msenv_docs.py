@@ -170,6 +170,68 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     return "\n".join(parts)
 
 
+def cells_page(env_id: str, out: Path = OUT) -> str:
+    """The page of a cell-generator id (generated from :class:`msenv.cells.CellConfig`)."""
+    import msenv
+    from msenv.cells import CELL_FIELDS, CellConfig, K_SCALE
+    from msenv.config import SystemConfig, field_docs
+    from msenv.env import INFO_DOCS, info_keys
+    from msenv.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
+
+    cells = msenv.env_config(env_id)
+    base, default = cells.base, SystemConfig()
+    docs = field_docs(CellConfig)
+    gen_rows = [[f"`{n}`", _fmt(cells.base.preset if n == "base" else getattr(cells, n)),
+                 _fmt(getattr(CellConfig(), n)) if n != "base" else "`SystemConfig()`", docs[n]] for n in CELL_FIELDS]
+    diff = [[f"`{f.name}`", _fmt(getattr(base, f.name)), _fmt(getattr(default, f.name))]
+            for f in dataclasses.fields(base) if getattr(base, f.name) != getattr(default, f.name)]
+    nf = device_features(base)
+    dev, glob = feature_docs(base)
+    dev[DS.speed] = "tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in every cell"
+    obs_rows = ([[f"`{nf + 1}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf + 1}k + {nf}`", "1 for a device, 0 "
+                "for a padded slot (whose row is all zeros)"]]
+                + [[f"`{nf + 1}·k_max + {i}`", d] for i, d in enumerate(glob)]
+                + [[f"`{nf + 1}·k_max + {GLOBAL_FEATURES}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
+    info_rows = [[f"`{key}`", INFO_DOCS[key].replace("[K]", "[k_max]")] for key in info_keys(base)]
+    info_rows.append(["`num_devices`", "int: K, the cell's devices (slots 0 … K − 1)"])
+    name = env_id.split("/")[-1]
+    _render(env_id, out / "img" / f"{name}.png")
+    return "\n".join([
+        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        "A cell generator: every episode draws a new cell — its number of devices K, its drafting "
+        "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
+        "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
+        "and the vector envs need: `k_max` device slots, the cell's devices first, the rest padding. One "
+        "policy that reads the devices as a set (`--policy set`, masked) acts in any cell; the committed "
+        "agent `agents/pretrained/cells` was trained here once, on K ≤ 50 "
+        "([results](../results/cells.md)).\n",
+        "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
+        f'env = gym.make("{env_id}")  # a new cell every episode\n'
+        "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
+        f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # any K: 200 devices\n'
+        f'venv = gym.make_vec("{env_id}", num_envs=4, vectorization_mode="vector_entry_point")\n```\n\n'
+        "The vector env steps its copies one after the other (each has its own K; the batched kernels need "
+        "one K per batch). A PettingZoo variant: `msenv.marl.MultiSpinCellsParallelEnv` (an episode's agents "
+        "are its K devices).\n\n"
+        f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "
+        f"cell of 200 devices: `python -m baselines.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
+        "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n",
+        "## Configuration\n\nThe generator's fields (`msenv.cells.CellConfig`; keywords of `gym.make`, "
+        "`--set` on the command lines; a bad value raises `ValueError` naming it, an unknown name `TypeError`; "
+        "`num_devices` is refused: K is drawn):\n\n" + _table(["field", "this id", "default", "meaning"], gen_rows)
+        + "\nThe base's fields that differ from the default `SystemConfig()` ([configuration reference]"
+        "(configuration.md)):\n\n" + _table(["field", "this id", "default"], diff),
+        f"## Spaces\n\n- **Action**: `MultiDiscrete([{base.gamma_max + 1}] * k_max)` — slots 0 … K − 1 are the "
+        "cell's devices; the padded slots' entries must be valid draft lengths and are ignored (the round is "
+        "played with `action[:K]`), so they never change tokens, latency or goodput.\n"
+        f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {GLOBAL_FEATURES + 1},))` — k_max rows of "
+        f"{nf + 1} entries, then {GLOBAL_FEATURES + 1} globals:\n\n" + _table(["index", "meaning"], obs_rows),
+        "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
+        f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
+        "vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+    ])
+
+
 def _render(env_id: str, path: Path) -> None:
     import matplotlib
 
@@ -190,9 +252,11 @@ def _render(env_id: str, path: Path) -> None:
 def environments_index() -> str:
     import msenv
 
-    rows = [[f"[`{i}`]({page_name(i)}.md)", msenv.ENV_NOTES[i]] for i in msenv.ENV_IDS]
-    toc = "\n".join(page_name(i) for i in msenv.ENV_IDS)
-    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS`). Each "
+    notes = {**msenv.ENV_NOTES, **msenv.CELL_NOTES}
+    rows = [[f"[`{i}`]({page_name(i)}.md)", n] for i, n in notes.items()]
+    toc = "\n".join(page_name(i) for i in notes)
+    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS` and, for the "
+            "cell generator, `msenv.CELL_IDS`). Each "
             "page says how to make it, its configuration, spaces, reward, `info`, what a server can know and "
             "its baselines table.\n\n" + _table(["id", "what"], rows)
             + f"\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
@@ -299,6 +363,8 @@ def write_all(out: Path = OUT) -> list[Path]:
              "baselines-tables.md": baselines_tables_page()}
     for env_id in msenv.ENV_IDS:
         pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
+    for env_id in msenv.CELL_IDS:
+        pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
     written = []
     for name, text in pages.items():
         path = out / name
