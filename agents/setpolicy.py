@@ -139,6 +139,21 @@ class DeviceSetPolicy(MultiSpinPolicy):
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
 
+def _tanh_mlp(rows: np.ndarray, shared: np.ndarray, layers) -> np.ndarray:
+    """The (weight, bias) tanh ``layers`` on [row, shared] for every row: the first layer as
+    row·W_row + shared·W_shared, so the shared part (one per cell) is multiplied once."""
+    (w, c), *rest = layers
+    n = rows.shape[-1]
+    z = rows @ w[:n]
+    z += shared @ w[n:] + c
+    np.tanh(z, out=z)
+    for w, c in rest:
+        z = z @ w
+        z += c
+        np.tanh(z, out=z)
+    return z
+
+
 class NumpySetPolicy:
     """The deterministic decision of a :class:`DeviceSetPolicy` in numpy (its weights copied out):
     the torch policy's mode, computed in float32 as torch does (numpy's float32 tanh is
@@ -164,15 +179,7 @@ class NumpySetPolicy:
         b, k = len(x), (x.shape[-1] - self.g) // self.f  # any K
         dev = x[:, : k * self.f].reshape(b, k, self.f)
         glob = x[:, None, k * self.f:]
-        # φ's first layer on [row, globals] = row·W_row + globals·W_glob: the globals' part once per cell
-        (w, c), *rest = self.phi
-        z = dev @ w[: self.f]
-        z += glob @ w[self.f:] + c
-        np.tanh(z, out=z)
-        for w, c in rest:
-            z = z @ w
-            z += c
-            np.tanh(z, out=z)
+        z = _tanh_mlp(dev, glob, self.phi)  # φ on [row, globals]
         if self.masked:
             mask = dev[..., -1:] > 0.5
             pooled = (z * mask).sum(axis=1, keepdims=True) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
@@ -181,15 +188,7 @@ class NumpySetPolicy:
         if self.pooling == "meanmax":
             top = z if not self.masked else np.where(mask, z, np.float32(-1.0))
             pooled = np.concatenate([pooled, top.max(axis=1, keepdims=True)], axis=-1)
-        # ψ on [φ_k, pooled] likewise: the pooled part once per cell
-        (w, c), *rest = self.psi
-        z = z @ w[: self.h]
-        z += pooled @ w[self.h:] + c
-        np.tanh(z, out=z)
-        for w, c in rest:
-            z = z @ w
-            z += c
-            np.tanh(z, out=z)
+        z = _tanh_mlp(z, pooled, self.psi)  # ψ on [φ_k, pooled]
         gamma = (z @ self.head[0] + self.head[1]).argmax(axis=-1)
         if self.masked:
             gamma = np.where(mask[..., 0], gamma, 0)  # a padded slot's pinned decision

@@ -75,17 +75,21 @@ class MultiSpinParallelEnv(ParallelEnv):
         local = local.astype(np.float32)
         return {a: local[i] for i, a in enumerate(self.possible_agents[:k])}
 
+    def _check_actions(self, actions: dict[str, Any]) -> None:
+        """An episode must be running and every live agent must have an action."""
+        if not self.agents:
+            raise RuntimeError("the episode is over: call reset()")
+        missing = [a for a in self.agents if a not in actions]
+        if missing:
+            raise ValueError(f"actions missing for agents {missing}; every live agent must act")
+
     def reset(self, seed: int | None = None, options: dict | None = None):
         obs, _ = self.env.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
         return self._split(obs), {a: {} for a in self.agents}
 
     def step(self, actions: dict[str, Any]):
-        if not self.agents:
-            raise RuntimeError("the episode is over: call reset()")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"actions missing for agents {missing}; every live agent must act")
+        self._check_actions(actions)
         gamma = np.array([int(actions[a]) for a in self.possible_agents], dtype=np.int64)
         obs, reward, term, trunc, info = self.env.step(gamma)
         if self.reward_mode == "shared":
@@ -151,11 +155,7 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         return observe(self.env.state, self.env.cell)[0]
 
     def step(self, actions: dict[str, Any]):
-        if not self.agents:
-            raise RuntimeError("the episode is over: call reset()")
-        missing = [a for a in self.agents if a not in actions]
-        if missing:
-            raise ValueError(f"actions missing for agents {missing}; every live agent must act")
+        self._check_actions(actions)
         cell, agents = self.env.cell, list(self.agents)
         gamma = np.zeros(self.env.config.k_max, dtype=np.int64)
         gamma[: len(agents)] = [int(actions[a]) for a in agents]
