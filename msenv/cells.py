@@ -44,6 +44,7 @@ from .validation import fail
 #: the SystemConfig fields the generator sets per episode (a base may not fix them)
 DRAWN_FIELDS = ("num_devices",)
 K_SCALE = 4.0  #: the size feature is tanh(ln K / K_SCALE)
+K_LAWS = ("uniform", "log_uniform")  #: the allowed values of :attr:`CellConfig.k_law`
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,14 @@ class CellConfig:
     #: ``num_devices`` is replaced by the drawn K, and its ``draft_scale_range`` by the drawn spread
     #: unless ``draft_scale_max_range`` is None
     base: SystemConfig = SystemConfig()
-    #: the number of devices K of an episode ~ uniform over the integers lo … hi
+    #: the number of devices K of an episode: an integer lo … hi, drawn by ``k_law``
     k_range: tuple[int, int] = (5, 50)
     #: device slots of the spaces (≥ the largest K): slots K … k_max − 1 are padding
     k_max: int = 50
+    #: how K is drawn from ``k_range``: ``"uniform"`` (every K equally likely) or
+    #: ``"log_uniform"`` (P(K = k) ∝ 1/k: every range k … 2k about equally likely, so small cells
+    #: are as common as large ones)
+    k_law: str = "uniform"
     #: drafting heterogeneity: per episode the slowest possible scale s ~ U[lo, hi], then each
     #: device drafts at T_dft,ref × U[1, s]; None keeps the base's ``draft_scale_range``
     draft_scale_max_range: tuple[float, float] | None = (1.15, 2.0)
@@ -73,6 +78,8 @@ class CellConfig:
             fail("k_range", k, "a (low, high) pair of integers with 1 ≤ low ≤ high ≤ 10000")
         if isinstance(self.k_max, bool) or not isinstance(self.k_max, int) or not k[1] <= self.k_max <= 10_000:
             fail("k_max", self.k_max, f"an integer in [{k[1]} (the largest K of k_range), 10000]")
+        if self.k_law not in K_LAWS:
+            fail("k_law", self.k_law, " or ".join(map(repr, K_LAWS)))
         s = self.draft_scale_max_range
         if s is not None:
             ok = (isinstance(s, tuple) and len(s) == 2
@@ -115,7 +122,7 @@ class CellConfig:
         return dataclasses.replace(out, base=out.base.replace(**rest)) if rest else out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base.to_dict(), "k_range": list(self.k_range), "k_max": self.k_max,
+        return {"base": self.base.to_dict(), "k_range": list(self.k_range), "k_max": self.k_max, "k_law": self.k_law,
                 "draft_scale_max_range": None if self.draft_scale_max_range is None
                 else list(self.draft_scale_max_range)}
 
@@ -164,10 +171,16 @@ def resolve_cells(config: CellConfig | dict[str, Any] | None = None, **overrides
 
 
 def draw_cell(cells: CellConfig, rng: np.random.Generator) -> SystemConfig:
-    """The SystemConfig of one episode's cell: K ~ U{k_range}, the drafting spread s ~
-    U[draft_scale_max_range] (scales then U[1, s] per device, drawn by the episode's reset)."""
+    """The SystemConfig of one episode's cell: K from ``k_range`` by ``k_law``, the drafting
+    spread s ~ U[draft_scale_max_range] (scales then U[1, s] per device, drawn by the episode's
+    reset)."""
     lo, hi = cells.k_range
-    k = int(rng.integers(lo, hi + 1))
+    if cells.k_law == "uniform":
+        k = int(rng.integers(lo, hi + 1))
+    else:
+        w = 1.0 / np.arange(lo, hi + 1)
+        k = lo + int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
+        k = min(k, hi)
     changes: dict[str, Any] = {"num_devices": k}
     if cells.draft_scale_max_range is not None:
         a, b = cells.draft_scale_max_range

@@ -96,7 +96,25 @@ def test_generator_laws():
     assert i1 == i2 and np.array_equal(o1, o2)
 
 
+def test_log_uniform_k_law():
+    """k_law="log_uniform": P(K = k) ∝ 1/k over k_range (χ² against those probabilities), both
+    ends reachable; the uniform law's stream is left as it was (golden trajectories)."""
+    cells = resolve_cells(dict(preset="qwen2.5"), k_range=(3, 12), k_max=12, k_law="log_uniform")
+    n = 6000
+    ks = np.array([draw_cell(cells, cell_rng(s)).num_devices for s in range(n)])
+    counts = np.bincount(ks, minlength=13)[3:13]
+    p = 1.0 / np.arange(3, 13)
+    assert counts.sum() == n and counts.min() > 0
+    assert stats.chisquare(counts, n * p / p.sum()).pvalue > 1e-3
+    assert resolve_cells(dict(preset="qwen2.5"), k_range=(7, 7), k_max=7, k_law="log_uniform") \
+        .replace(k_range=(7, 7)).k_law == "log_uniform"
+    assert {draw_cell(resolve_cells(None, k_range=(7, 7), k_max=7, k_law="log_uniform"), cell_rng(s)).num_devices
+            for s in range(20)} == {7}
+    assert CellConfig.from_dict(cells.to_dict()) == cells
+
+
 @pytest.mark.parametrize("kw,match", [
+    (dict(k_law="loguniform"), "k_law"), (dict(k_law=None), "k_law"),
     (dict(k_range=(10, 5)), "k_range"), (dict(k_range=(0, 5)), "k_range"), (dict(k_range=(2.5, 5)), "k_range"),
     (dict(k_range=(5, 60), k_max=50), "k_max"), (dict(k_max=True), "k_max"),
     (dict(draft_scale_max_range=(0.5, 2.0)), "draft_scale_max_range"),
