@@ -37,6 +37,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from .config import FIELD_NAMES, SystemConfig, resolve_config
+from .context import validate_action
 from .env import MultiSpinEnv, check_render_mode
 from .observation import DS, GLOBAL_FEATURES, device_features
 from .validation import fail
@@ -185,11 +186,7 @@ def draw_cell(cells: CellConfig, rng: np.random.Generator) -> SystemConfig:
     if cells.draft_scale_max_range is not None:
         a, b = cells.draft_scale_max_range
         changes["draft_scale_range"] = (1.0, float(a + (b - a) * rng.random()))
-    return _cell_config(cells.base, **changes)
-
-
-def _cell_config(base: SystemConfig, **changes: Any) -> SystemConfig:
-    return dataclasses.replace(base, **changes)  # validated by SystemConfig.__post_init__
+    return dataclasses.replace(cells.base, **changes)  # validated by SystemConfig.__post_init__
 
 
 def cell_rng(seed: int) -> np.random.Generator:
@@ -278,15 +275,7 @@ class MultiSpinCellsEnv(gym.Env):
         the padded entries are ignored): as :meth:`MultiSpinEnv.step`, observation padded."""
         if self._inner is None:
             raise RuntimeError("call reset() before step()")
-        a = np.asarray(action)
-        if a.shape != self.action_space.shape:
-            raise ValueError(f"action of shape {a.shape} is invalid; allowed: {self.action_space.shape} "
-                             f"(k_max = {self.config.k_max} slots; the cell's devices are the first K)")
-        if not np.issubdtype(a.dtype, np.integer) and not np.all(np.mod(a, 1) == 0):
-            raise ValueError(f"action {a!r} is invalid; allowed: integer draft lengths in [0, {self.config.gamma_max}]")
-        if a.min() < 0 or a.max() > self.config.gamma_max:
-            raise ValueError(f"action entries must lie in [0, {self.config.gamma_max}]; got min {a.min()}, "
-                             f"max {a.max()}")
+        a = validate_action(action, self.config.base, num_devices=self.config.k_max)
         k = self.cell.num_devices
         obs, reward, term, trunc, info = self._inner.step(a[:k])
         pad = self.config.k_max - k

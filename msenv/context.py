@@ -124,12 +124,13 @@ def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: b
     return RoundContext(alpha, state.t_draft[i], g_ul, g_dl, p_ul, p_dl, cfg, oracle=know_csi, **extra)
 
 
-def validate_action(action, cfg: SystemConfig, batch: int | None = None) -> np.ndarray:
-    """Check draft lengths: shape (K,) (or (B, K)), integer values in [0, γ_max].
+def validate_action(action, cfg: SystemConfig, batch: int | None = None, num_devices: int | None = None) -> np.ndarray:
+    """Check draft lengths: shape (K,) (or (B, K)), integer values in [0, γ_max]; ``num_devices``
+    replaces ``cfg.num_devices`` as K (e.g. a cell generator's ``k_max`` slots).
 
     Raises ValueError naming the device (and env row) and what is allowed.
     """
-    k, gmax = cfg.num_devices, cfg.gamma_max
+    k, gmax = cfg.num_devices if num_devices is None else num_devices, cfg.gamma_max
     shape = (k,) if batch is None else (batch, k)
     a = action if isinstance(action, np.ndarray) else np.asarray(action)
     if a.shape != shape:
