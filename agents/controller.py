@@ -20,8 +20,10 @@ from typing import Any
 import numpy as np
 
 from baselines.base import Controller
+from msenv.cells import pad_observation, row_size
 from msenv.config import SystemConfig
 from msenv.functional import RoundContext
+from msenv.observation import obs_size
 
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
 
@@ -80,6 +82,7 @@ class PPOController(Controller):
         self.policy = NumpySetPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
+        self._layout: tuple[SystemConfig, int] | None = None  # (a cell's config, its single-cell obs size)
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -105,15 +108,22 @@ class PPOController(Controller):
         if obs is None:
             raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
         if getattr(self.policy, "masked", False):
-            from msenv.cells import pad_observation, row_size
-
-            if row_size(context.config) != self.policy.f:
-                raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.f} entries; this cell's have "
-                                 f"{row_size(context.config)} (another model: e.g. the §11 dynamics add entries)")
-        if getattr(self.policy, "masked", False) and np.shape(obs)[-1] == plain_size(context.config):
-            # an agent of the cell generator in a single-cell env: its observation, as the generator shows it
-            obs = pad_observation(np.asarray(obs), context.config, context.t_draft, context.config.num_devices)
+            obs = self._as_generator_shows(context, obs)
         return self.policy.act(self._stacked(obs))
+
+    def _as_generator_shows(self, context: RoundContext, obs: np.ndarray) -> np.ndarray:
+        """A cell-generator agent's observation: checked against the cell's device rows, and padded
+        as the generator shows it when it comes from a single-cell env (the layout of a config is
+        worked out once, not per decision)."""
+        cfg = context.config
+        if self._layout is None or self._layout[0] is not cfg:
+            if row_size(cfg) != self.policy.f:
+                raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.f} entries; this cell's have "
+                                 f"{row_size(cfg)} (another model: e.g. the §11 dynamics add entries)")
+            self._layout = (cfg, obs_size(cfg))
+        if np.shape(obs)[-1] == self._layout[1]:  # a single-cell env's observation
+            obs = pad_observation(np.asarray(obs), cfg, context.t_draft, cfg.num_devices)
+        return obs
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
         """SB3-style predict on raw observations (deterministic numpy path)."""
@@ -124,13 +134,6 @@ class PPOController(Controller):
             act, _ = self.model.predict(x.astype(np.float32), deterministic=False)
             return act, state
         return self.policy.act(x), state
-
-
-def plain_size(config: SystemConfig) -> int:
-    """The single-cell observation's size of ``config``."""
-    from msenv.observation import obs_size
-
-    return obs_size(config)
 
 
 def load_config(data: dict[str, Any]):
