@@ -17,9 +17,9 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.cells import CellConfig, MultiSpinCellsEnv
+from msenv.cells import CellConfig, make_env
 from msenv.config import SystemConfig
-from msenv.env import SUMMARY_KEYS, MultiSpinEnv, RoundMetrics
+from msenv.env import SUMMARY_KEYS, RoundMetrics
 from msenv.sb3 import SB3VecEnv
 from msenv.vector import MultiSpinVectorEnv
 
@@ -34,8 +34,7 @@ class _SingleFactory:
         self.config = config
 
     def __call__(self):
-        env = MultiSpinCellsEnv(self.config) if isinstance(self.config, CellConfig) else MultiSpinEnv(self.config)
-        return Monitor(RoundMetrics(env), info_keywords=MONITOR_KEYS)
+        return Monitor(RoundMetrics(make_env(self.config)), info_keywords=MONITOR_KEYS)
 
 
 def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched") -> VecEnv:

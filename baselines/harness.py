@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from msenv import SystemConfig
-from msenv.cells import CellConfig, MultiSpinCellsEnv
+from msenv.cells import CellConfig, make_env
 from msenv.config import MODE_POLICIES
-from msenv.env import SUMMARY_KEYS, MultiSpinEnv, round_summary
+from msenv.env import SUMMARY_KEYS, round_summary
 
 from .base import Controller, check_output, controller_context
 from .parallel import parallel_map
@@ -65,13 +65,6 @@ class EpisodeStats:
     realtime_throughput: float = 0.0
     tokens: float = 0.0  #: Σ tokens of the episode
     time_s: float = 0.0  #: Σ round time of the episode, s
-
-
-def make_env(config: SystemConfig | CellConfig):
-    """The env of a config: a :class:`~msenv.env.MultiSpinEnv`, or for a
-    :class:`~msenv.cells.CellConfig` a :class:`~msenv.cells.MultiSpinCellsEnv` (a new cell per
-    episode; with a fixed K and spread, the same episodes as the single-cell env)."""
-    return MultiSpinCellsEnv(config) if isinstance(config, CellConfig) else MultiSpinEnv(config)
 
 
 def play(controller: Controller, config: SystemConfig | CellConfig, seed: int) -> Iterator[tuple]:

@@ -322,6 +322,13 @@ class MultiSpinCellsEnv(gym.Env):
         return self._inner.render()
 
 
+def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:
+    """The env of a config: a :class:`~msenv.env.MultiSpinEnv` for a SystemConfig, a
+    :class:`MultiSpinCellsEnv` (a new cell per episode) for a :class:`CellConfig`."""
+    cls = MultiSpinCellsEnv if isinstance(config, CellConfig) else MultiSpinEnv
+    return cls(config, render_mode=render_mode)
+
+
 class MultiSpinCellsVectorEnv(gym.vector.SyncVectorEnv):
     """``gymnasium.make_vec("msenv/MultiSpin-Cells-v0", n)``: ``n`` cell generators side by side,
     each with its own K per episode (the batched kernels need one K per batch, so the copies step
@@ -335,4 +342,4 @@ class MultiSpinCellsVectorEnv(gym.vector.SyncVectorEnv):
 
 
 __all__ = ["CELL_FIELDS", "CellConfig", "MultiSpinCellsEnv", "MultiSpinCellsVectorEnv", "cell_rng", "draw_cell",
-           "pad_observation", "resolve_cells", "size_feature"]
+           "make_env", "pad_observation", "resolve_cells", "size_feature"]
