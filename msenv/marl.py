@@ -83,6 +83,18 @@ class MultiSpinParallelEnv(ParallelEnv):
         if missing:
             raise ValueError(f"actions missing for agents {missing}; every live agent must act")
 
+    def _per_agent(self, agents: list[str], reward: float, info: dict, cfg: SystemConfig) -> tuple[dict, dict]:
+        """The round's rewards (shared, or each device's tokens over the round's latency) and infos
+        of ``agents`` (devices 0 … len − 1)."""
+        if self.reward_mode == "shared":
+            rewards = {a: float(reward) for a in agents}
+        else:
+            per = info["tokens"] / info["latency"] * cfg.reward_scale
+            rewards = {a: float(per[i]) for i, a in enumerate(agents)}
+        infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
+                     "goodput": info["goodput"], "latency": info["latency"]} for i, a in enumerate(agents)}
+        return rewards, infos
+
     def reset(self, seed: int | None = None, options: dict | None = None):
         obs, _ = self.env.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
@@ -92,15 +104,8 @@ class MultiSpinParallelEnv(ParallelEnv):
         self._check_actions(actions)
         gamma = np.array([int(actions[a]) for a in self.possible_agents], dtype=np.int64)
         obs, reward, term, trunc, info = self.env.step(gamma)
-        if self.reward_mode == "shared":
-            rewards = {a: float(reward) for a in self.agents}
-        else:
-            per = info["tokens"] / info["latency"] * self.config.reward_scale
-            rewards = {a: float(per[i]) for i, a in enumerate(self.possible_agents)}
+        rewards, infos = self._per_agent(self.possible_agents, reward, info, self.config)
         obs_d = self._split(obs)
-        infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
-                     "goodput": info["goodput"], "latency": info["latency"]}
-                 for i, a in enumerate(self.possible_agents)}
         terms = {a: bool(term) for a in self.agents}
         truncs = {a: bool(trunc) for a in self.agents}
         if term or trunc:
@@ -160,13 +165,7 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         gamma = np.zeros(self.env.config.k_max, dtype=np.int64)
         gamma[: len(agents)] = [int(actions[a]) for a in agents]
         _, reward, term, trunc, info = self.env.step(gamma)
-        if self.reward_mode == "shared":
-            rewards = {a: float(reward) for a in agents}
-        else:
-            per = info["tokens"] / info["latency"] * cell.reward_scale
-            rewards = {a: float(per[i]) for i, a in enumerate(agents)}
-        infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
-                     "goodput": info["goodput"], "latency": info["latency"]} for i, a in enumerate(agents)}
+        rewards, infos = self._per_agent(agents, reward, info, cell)
         if term or trunc:
             self.agents = []
         return (self._local(self._single_obs(), cell), rewards, {a: bool(term) for a in agents},
