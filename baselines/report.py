@@ -30,22 +30,27 @@ def ci95(x: np.ndarray) -> float:
     return float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
 
 
-def summarize(results: Sequence[EpisodeStats]) -> list[dict[str, Any]]:
-    """Per entry: mean and CI of every metric, and throughput relative to the first entry."""
+def summarize(results: Sequence[EpisodeStats], metrics: Sequence[str] = METRICS,
+              relative: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Per entry: mean and CI of each of ``metrics``, and metrics relative to the first entry's,
+    paired per episode: ``relative`` maps a metric to its column (default: throughput →
+    ``rel_throughput``), each with its ``_ci95``."""
+    relative = {"throughput": "rel_throughput"} if relative is None else relative
     labels = list(dict.fromkeys(r.label for r in results))
     by = {lab: sorted((r for r in results if r.label == lab), key=lambda r: r.episode) for lab in labels}
-    ref = np.array([r.throughput for r in by[labels[0]]])
+    refs = {m: np.array([getattr(r, m) for r in by[labels[0]]]) for m in relative}
     rows = []
     for lab in labels:
         rs = by[lab]
         row: dict[str, Any] = {"controller": lab, "episodes": len(rs)}
-        for m in METRICS:
+        for m in metrics:
             v = np.array([getattr(r, m) for r in rs])
             row[m] = float(v.mean())
             row[f"{m}_ci95"] = ci95(v)
-        rel = np.array([r.throughput for r in rs]) / ref[: len(rs)]
-        row["rel_throughput"] = float(rel.mean())
-        row["rel_throughput_ci95"] = ci95(rel)
+        for m, col in relative.items():
+            rel = np.array([getattr(r, m) for r in rs]) / refs[m][: len(rs)]
+            row[col] = float(rel.mean())
+            row[f"{col}_ci95"] = ci95(rel)
         rows.append(row)
     return rows
 

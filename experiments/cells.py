@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.harness import Entry, EpisodeStats, evaluate, parse_entry
-from baselines.report import ci95, write_csv, write_json
+from baselines.harness import Entry, evaluate, parse_entry
+from baselines.report import summarize, write_csv, write_json
 from msenv import ENV_IDS, resolve_config
 from msenv.cells import CellConfig
 
@@ -67,18 +67,6 @@ def entries(kind: str, k: int, agent: str | None) -> list[Entry]:
     return out
 
 
-def paired(results: list[EpisodeStats], metric: str) -> dict[str, tuple[float, float]]:
-    """Per entry: mean and 95% CI of ``metric`` relative to the first entry's, paired per episode."""
-    labels = list(dict.fromkeys(r.label for r in results))
-    by = {lab: {r.episode: getattr(r, metric) for r in results if r.label == lab} for lab in labels}
-    ref = by[labels[0]]
-    out = {}
-    for lab in labels:
-        rel = np.array([v / ref[e] for e, v in sorted(by[lab].items())])
-        out[lab] = (float(rel.mean()), ci95(rel))
-    return out
-
-
 def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers: int, agent: str | None,
               mlp_agent: str | None, progress: bool, ray_address: str | None) -> tuple[list[dict], list[dict]]:
     """Every entry on one (cell type, K): (summary rows, every episode's statistics)."""
@@ -90,17 +78,9 @@ def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers:
 
         results += evaluate([Entry("mlp-ppo-k20", agent_loader()(mlp_agent, "mlp-ppo-k20"))], cfg.base.replace(
             num_devices=k), episodes, seed, workers, progress, ray_address)
-    rel, rel_rt = paired(results, "throughput"), paired(results, "realtime_throughput")
-    rows = []
-    for lab in rel:
-        rs = [r for r in results if r.label == lab]
-        row = {"cell": kind, "k": k, "controller": lab, "episodes": len(rs)}
-        for m in ("throughput", "realtime_throughput", "decision_ms"):
-            v = np.array([getattr(r, m) for r in rs])
-            row[m], row[f"{m}_ci95"] = float(v.mean()), ci95(v)
-        row["rel_throughput"], row["rel_throughput_ci95"] = rel[lab]
-        row["rel_realtime"], row["rel_realtime_ci95"] = rel_rt[lab]
-        rows.append(row)
+    rows = [{"cell": kind, "k": k, **row} for row in summarize(
+        results, ("throughput", "realtime_throughput", "decision_ms"),
+        relative={"throughput": "rel_throughput", "realtime_throughput": "rel_realtime"})]
     if k > LOCAL_SEARCH_MAX_K:  # too slow for the episodes: its time on a few decisions only
         few = evaluate([parse_entry("local-search")], cfg.replace(episode_length=TIMED_DECISIONS), 1, seed)
         rows.append({"cell": kind, "k": k, "controller": "local-search (timed only)", "episodes": 0,
