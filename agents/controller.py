@@ -1,13 +1,14 @@
 """Learned agents behind the common controller interface, and save/load in one call.
 
-A saved agent is a directory holding ``model.zip`` (SB3 PPO), ``vecnormalize.pkl`` (observation
-statistics) and ``config.json`` (the :class:`~msenv.SystemConfig` it was trained on, and
-``frame_stack``: how many normalised observations the policy sees, as SB3's ``VecFrameStack``
-stacks them — oldest first, zeros before the episode's first round).
-:func:`load_agent` returns a :class:`PPOController` that the evaluation harness drives like any
-baseline. Its deterministic decision runs the policy network as a small numpy MLP (weights
-taken from the torch policy): identical actions to ``model.predict(..., deterministic=True)``,
-without torch's per-call overhead.
+A saved agent is a directory holding its portable decision files — ``policy.npz`` (weights)
+and ``agent.json`` (policy layout, observation normalisation, ``frame_stack``, the config it was
+trained on; :mod:`agents.portable`) — and SB3's files for resuming training: ``model.zip``,
+``vecnormalize.pkl`` and ``config.json``. :func:`load_agent` reads the portable files only, so
+loading an agent runs no code from it; it returns a :class:`PPOController` that the evaluation
+harness drives like any baseline. Its deterministic decision runs the policy network in numpy:
+identical actions to ``model.predict(..., deterministic=True)``. ``frame_stack``
+is how many normalised observations the policy sees, as SB3's ``VecFrameStack`` stacks them —
+oldest first, zeros before the episode's first round.
 """
 
 from __future__ import annotations
@@ -25,30 +26,48 @@ from msenv.config import SystemConfig
 from msenv.functional import RoundContext
 from msenv.observation import obs_size
 
+from .portable import AGENT_FILE, ObsNormalization, normalization_of, read_portable, write_portable
+
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
 
 
 class NumpyPolicy:
-    """Deterministic forward pass of an SB3 ``MlpPolicy`` actor in numpy."""
+    """Deterministic forward pass of an SB3 ``MlpPolicy`` actor in numpy: ``layers`` is a list of
+    ``("linear", (W, b))``, ``("tanh", None)`` or ``("relu", None)``; ``nvec`` the action sizes."""
 
     def __init__(self, policy) -> None:
         import torch.nn as nn
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        self.layers: list[tuple[str, Any]] = []
+        layers: list[tuple[str, Any]] = []
         if not isinstance(policy.features_extractor, FlattenExtractor):
             raise ValueError("NumpyPolicy supports SB3's FlattenExtractor (MlpPolicy) only")
         for mod in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
             if isinstance(mod, nn.Linear):
-                self.layers.append(("linear", (mod.weight.detach().cpu().numpy().T.astype(np.float64),
-                                               mod.bias.detach().cpu().numpy().astype(np.float64))))
+                layers.append(("linear", (mod.weight.detach().cpu().numpy().T.astype(np.float64),
+                                          mod.bias.detach().cpu().numpy().astype(np.float64))))
             elif isinstance(mod, nn.Tanh):
-                self.layers.append(("tanh", None))
+                layers.append(("tanh", None))
             elif isinstance(mod, nn.ReLU):
-                self.layers.append(("relu", None))
+                layers.append(("relu", None))
             else:
                 raise ValueError(f"NumpyPolicy cannot run layer {mod!r}; supported: Linear, Tanh, ReLU")
-        self.nvec = np.asarray(policy.action_space.nvec)
+        self._set(layers, policy.action_space.nvec)
+
+    @classmethod
+    def from_layers(cls, layers: list[tuple[str, Any]], nvec) -> NumpyPolicy:
+        """The policy of saved ``layers`` (the portable format)."""
+        self = cls.__new__(cls)
+        for op, p in layers:
+            if op not in ("linear", "tanh", "relu"):
+                raise ValueError(f"layer {op!r} is not supported; allowed: linear, tanh, relu")
+        self._set([(op, None if p is None else (np.asarray(p[0], np.float64), np.asarray(p[1], np.float64)))
+                   for op, p in layers], nvec)
+        return self
+
+    def _set(self, layers, nvec) -> None:
+        self.layers = layers
+        self.nvec = np.asarray(nvec)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
         for kind, p in self.layers:
@@ -67,19 +86,28 @@ class NumpyPolicy:
 
 
 class PPOController(Controller):
-    """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation)."""
+    """A trained PPO agent as a :class:`~baselines.base.Controller` (needs the observation).
 
-    def __init__(self, model, obs_rms=None, clip_obs: float = 10.0, epsilon: float = 1e-8,
-                 config: SystemConfig | None = None, name: str = "ppo", frame_stack: int = 1) -> None:
+    Built from an SB3 ``model`` (its numpy decision policy is copied out) or, as
+    :func:`load_agent` does, from a numpy ``policy`` alone (no torch, no pickle); ``obs_rms``
+    holds the observation statistics (``.mean``, ``.var``: VecNormalize's ``obs_rms`` or an
+    :class:`~agents.portable.ObsNormalization`), or None."""
+
+    def __init__(self, model=None, obs_rms=None, clip_obs: float = 10.0, epsilon: float = 1e-8,
+                 config: SystemConfig | None = None, name: str = "ppo", frame_stack: int = 1, *, policy=None) -> None:
         super().__init__()
+        if model is None and policy is None:
+            raise ValueError("PPOController needs an SB3 model or a numpy policy (policy=...)")
         self.model = model
         self.name = name
         self.config = config
-        self.obs_rms = obs_rms
-        self.clip_obs, self.epsilon = clip_obs, epsilon
-        from .setpolicy import DeviceSetPolicy, NumpySetPolicy
+        self.normalization = None if obs_rms is None else ObsNormalization(
+            np.asarray(obs_rms.mean, dtype=np.float64), np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
+        if policy is None:
+            from .setpolicy import DeviceSetPolicy, NumpySetPolicy
 
-        self.policy = NumpySetPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
+            policy = NumpySetPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
+        self.policy = policy
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
         self._layout: tuple[SystemConfig, int] | None = None  # (a cell's config, its single-cell obs size)
@@ -99,10 +127,9 @@ class PPOController(Controller):
         return self._history
 
     def normalize(self, obs: np.ndarray) -> np.ndarray:
-        if self.obs_rms is None:
+        if self.normalization is None:
             return np.asarray(obs, dtype=np.float64)
-        z = (np.asarray(obs, dtype=np.float64) - self.obs_rms.mean) / np.sqrt(self.obs_rms.var + self.epsilon)
-        return np.clip(z, -self.clip_obs, self.clip_obs)
+        return self.normalization(obs)
 
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         if obs is None:
@@ -131,6 +158,9 @@ class PPOController(Controller):
             self._history = None
         x = self._stacked(observation)
         if not deterministic:
+            if self.model is None:
+                raise ValueError("predict(deterministic=False) samples from SB3's torch policy: load the agent with "
+                                 "load_agent(path, sb3=True) (it opens SB3's pickled files: trusted sources only)")
             act, _ = self.model.predict(x.astype(np.float32), deterministic=False)
             return act, state
         return self.policy.act(x), state
@@ -147,32 +177,54 @@ def load_config(data: dict[str, Any]):
 
 
 def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:
-    """Save model, normalisation statistics and config into directory ``path``."""
+    """Save an agent into directory ``path``: the portable decision files (``policy.npz``,
+    ``agent.json``: :mod:`agents.portable`) and SB3's files for resuming training (``model.zip``,
+    ``vecnormalize.pkl``, ``config.json``)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     model.save(path / MODEL_FILE)
     if vecnormalize is not None:
         vecnormalize.save(str(path / NORM_FILE))
-    (path / CONFIG_FILE).write_text(json.dumps({"config": config.to_dict(), **(extra or {})}, indent=2))
+    meta = {"config": config.to_dict(), **(extra or {})}
+    (path / CONFIG_FILE).write_text(json.dumps(meta, indent=2))
+    agent = PPOController(model, config=config)
+    write_portable(path, agent.policy, normalization_of(vecnormalize), meta)
     return path
 
 
-def load_agent(path: str | Path, name: str = "ppo") -> PPOController:
-    """Reload a saved agent in one call (CPU)."""
+def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPOController:
+    """The agent saved in directory ``path`` as a controller (CPU).
+
+    By default from its portable files only (``agent.json``, ``policy.npz``): nothing is
+    unpickled, and deterministic decisions are the trained policy's mode.
+    ``sb3=True`` opens SB3's ``model.zip`` and ``vecnormalize.pkl`` instead — pickles, which run
+    code when loaded: only for agents from a trusted source — and gives stochastic ``predict``."""
+    path = Path(path)
+    if not sb3:
+        policy, normalization, meta = read_portable(path)
+        return PPOController(None, normalization, config=_config_of(meta, path / AGENT_FILE), name=name,
+                             frame_stack=int(meta.get("frame_stack", 1)), policy=policy,
+                             **({} if normalization is None else {"clip_obs": normalization.clip, "epsilon": normalization.epsilon}))
     from stable_baselines3 import PPO
 
-    path = Path(path)
     if not (path / MODEL_FILE).exists():
         raise FileNotFoundError(f"no saved agent at {path} (expected {MODEL_FILE}, {NORM_FILE}, {CONFIG_FILE})")
     model = PPO.load(path / MODEL_FILE, device="cpu")
     meta = json.loads((path / CONFIG_FILE).read_text())
-    config = load_config(meta["config"])
     obs_rms, clip, eps = None, 10.0, 1e-8
     if (path / NORM_FILE).exists():
         with open(path / NORM_FILE, "rb") as fh:
             vn = pickle.load(fh)
         obs_rms, clip, eps = (vn.obs_rms if vn.norm_obs else None), vn.clip_obs, vn.epsilon
-    return PPOController(model, obs_rms, clip, eps, config, name, frame_stack=int(meta.get("frame_stack", 1)))
+    return PPOController(model, obs_rms, clip, eps, _config_of(meta, path / CONFIG_FILE), name,
+                         frame_stack=int(meta.get("frame_stack", 1)))
+
+
+def _config_of(meta: dict, source: Path):
+    try:
+        return load_config(meta["config"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{source}: its config is invalid ({type(e).__name__}: {e})") from None
 
 
 class AgentFactory:

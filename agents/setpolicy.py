@@ -172,6 +172,27 @@ class NumpySetPolicy:
         head = policy.action_net.linear
         self.head = (head.weight.detach().cpu().numpy().T.astype(np.float32), head.bias.detach().cpu().numpy().astype(np.float32))
 
+    @classmethod
+    def from_arrays(cls, *, n_features: int, n_globals: int, hidden: int, masked: bool, pooling: str, phi, psi,
+                    head) -> NumpySetPolicy:
+        """The policy from its weights (the portable format); ``phi``, ``psi``:
+        lists of (W, b) with W of shape (inputs, outputs); ``head``: (W, b)."""
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
+        self = cls.__new__(cls)
+        self.k, self.f, self.g, self.h, self.masked, self.pooling = None, int(n_features), int(n_globals), int(hidden), bool(masked), pooling
+
+        def f32(pairs):
+            return [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in pairs]
+
+        self.phi, self.psi = f32(phi), f32(psi)
+        self.head = tuple(f32([head])[0])
+        if self.phi[0][0].shape[0] != self.f + self.g or self.head[0].shape[0] != self.h:
+            raise ValueError(f"weights do not match the layout: phi's first layer reads {self.phi[0][0].shape[0]} "
+                             f"entries (n_features + n_globals = {self.f + self.g}), the head {self.head[0].shape[0]} "
+                             f"(hidden = {self.h})")
+        return self
+
     def act(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32)
         lead = x.shape[:-1]

@@ -84,8 +84,8 @@ def make_entries(controllers: Sequence[str], agents: Sequence[str] = ()) -> list
     entries = [parse_entry(s) for s in controllers]
     for path in agents:
         label = agent_label(path, [e.label for e in entries])
-        if not (Path(path) / "model.zip").exists():
-            raise ValueError(f"--agent {path}: no saved agent there (expected model.zip)")
+        if not (Path(path) / "agent.json").exists():
+            raise ValueError(f"--agent {path}: no saved agent there (expected agent.json and policy.npz)")
         entries.append(Entry(label, agent_loader()(path, label)))
     return entries
 

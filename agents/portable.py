@@ -1,0 +1,152 @@
+"""The portable agent format: what deciding needs, in files that loading cannot execute.
+
+A saved agent directory holds, beside SB3's files for resuming training:
+
+- ``policy.npz`` — the decision network's weights, plain float arrays (read with
+  ``numpy.load(..., allow_pickle=False)``);
+- ``agent.json`` — ``format`` / ``format_version``, the policy ``kind`` (``"mlp"``: an SB3
+  ``MlpPolicy`` actor; ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy`) with its layout, the
+  observation normalisation (mean, variance, clip, epsilon, or null), ``frame_stack``, the config
+  the agent was trained on, and the training metadata.
+
+Neither file can run code when it is read, so an agent from anywhere can be evaluated safely.
+SB3's ``model.zip`` and ``vecnormalize.pkl`` deserialise Python objects (pickle): loading them
+runs whatever code they carry. They stay in the directory for resuming training
+(:mod:`agents.checkpoint`) and stochastic ``predict``, and are opened only when asked for
+(``load_agent(path, sb3=True)``) — open them only from a source you trust.
+
+``python -m agents.convert DIR [DIR ...]`` writes the portable files of an agent saved before
+this format existed (it opens that agent's pickles, so: trusted directories only).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
+FORMAT, FORMAT_VERSION = "msenv-agent", 1
+KINDS = ("mlp", "set")
+
+
+class ObsNormalization(NamedTuple):
+    """VecNormalize's observation transform: clip((obs − mean) / sqrt(var + epsilon), ±clip)."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    clip: float = 10.0
+    epsilon: float = 1e-8
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        z = (np.asarray(obs, dtype=np.float64) - self.mean) / np.sqrt(self.var + self.epsilon)
+        return np.clip(z, -self.clip, self.clip)
+
+
+def normalization_of(vecnormalize) -> ObsNormalization | None:
+    """The observation transform of an SB3 ``VecNormalize`` (None when it does not normalise observations)."""
+    if vecnormalize is None or not getattr(vecnormalize, "norm_obs", True):
+        return None
+    rms = vecnormalize.obs_rms
+    return ObsNormalization(np.asarray(rms.mean, dtype=np.float64), np.asarray(rms.var, dtype=np.float64),
+                            float(vecnormalize.clip_obs), float(vecnormalize.epsilon))
+
+
+def write_portable(path: str | Path, policy, normalization: ObsNormalization | None, meta: dict[str, Any]) -> Path:
+    """Write ``policy.npz`` and ``agent.json`` for a numpy decision ``policy``
+    (:class:`~agents.controller.NumpyPolicy` or :class:`~agents.setpolicy.NumpySetPolicy`);
+    ``meta`` holds ``config`` and whatever else the agent's ``config.json`` holds."""
+    from .controller import NumpyPolicy
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {}
+    if isinstance(policy, NumpyPolicy):
+        kind, layout, layers = "mlp", {"nvec": [int(n) for n in policy.nvec], "layers": []}, []
+        for i, (op, p) in enumerate(policy.layers):
+            if op == "linear":
+                arrays[f"layer{i}.weight"], arrays[f"layer{i}.bias"] = p
+            layers.append(op)
+        layout["layers"] = layers
+    else:
+        kind = "set"
+        layout = {"n_features": policy.f, "n_globals": policy.g, "hidden": policy.h, "masked": bool(policy.masked),
+                  "pooling": policy.pooling, "phi": len(policy.phi), "psi": len(policy.psi)}
+        for part in ("phi", "psi"):
+            for i, (w, b) in enumerate(getattr(policy, part)):
+                arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"] = w, b
+        arrays["head.weight"], arrays["head.bias"] = policy.head
+    if normalization is not None:
+        arrays["obs.mean"], arrays["obs.var"] = normalization.mean, normalization.var
+    np.savez(path / POLICY_FILE, **arrays)
+    norm = None if normalization is None else {"clip": normalization.clip, "epsilon": normalization.epsilon}
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "policy": layout,
+           "normalization": norm, **meta}
+    (path / AGENT_FILE).write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def read_portable(path: str | Path):
+    """``(policy, normalization, meta)`` of the portable agent in directory ``path``; reads only
+    ``policy.npz`` (no pickles allowed) and ``agent.json``. A missing, corrupt or inconsistent
+    file raises ``ValueError`` / ``FileNotFoundError`` naming it."""
+    from .controller import NumpyPolicy
+    from .setpolicy import NumpySetPolicy
+
+    path = Path(path)
+    jf, nf = path / AGENT_FILE, path / POLICY_FILE
+    if not jf.is_file() or not nf.is_file():
+        old = " (it holds SB3's model.zip only: an agent saved before the portable format; convert it once, if you " \
+              "trust its source, with: python -m agents.convert DIR)" if (path / "model.zip").exists() else ""
+        raise FileNotFoundError(f"no portable agent at {path}: expected {AGENT_FILE} and {POLICY_FILE}{old}")
+    try:
+        meta = json.loads(jf.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{jf}: not a valid agent file (JSON: {e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{jf}: not an msenv agent file (format must be {FORMAT!r})")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ValueError(f"{jf}: format_version={meta.get('format_version')!r} is not supported; allowed: {FORMAT_VERSION}")
+    kind, layout = meta.get("kind"), meta.get("policy")
+    if kind not in KINDS or not isinstance(layout, dict):
+        raise ValueError(f"{jf}: kind={kind!r} is invalid; allowed: {', '.join(KINDS)}")
+    try:
+        with np.load(nf, allow_pickle=False) as data:
+            arrays = {k: np.asarray(data[k]) for k in data.files}
+    except (OSError, ValueError, EOFError) as e:
+        raise ValueError(f"{nf}: not a valid weights file ({type(e).__name__}: {e})") from None
+    try:
+        if kind == "mlp":
+            layers = [(op, (arrays[f"layer{i}.weight"], arrays[f"layer{i}.bias"]) if op == "linear" else None)
+                      for i, op in enumerate(layout["layers"])]
+            policy = NumpyPolicy.from_layers(layers, layout["nvec"])
+        else:
+            parts = {part: [(arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"]) for i in range(int(layout[part]))]
+                     for part in ("phi", "psi")}
+            policy = NumpySetPolicy.from_arrays(
+                n_features=int(layout["n_features"]), n_globals=int(layout["n_globals"]), hidden=int(layout["hidden"]),
+                masked=bool(layout["masked"]), pooling=str(layout["pooling"]), phi=parts["phi"], psi=parts["psi"],
+                head=(arrays["head.weight"], arrays["head.bias"]))
+    except KeyError as e:
+        raise ValueError(f"{path}: {AGENT_FILE} and {POLICY_FILE} do not match (missing {e})") from None
+    norm = meta.get("normalization")
+    normalization = None
+    if norm is not None:
+        if "obs.mean" not in arrays or "obs.var" not in arrays:
+            raise ValueError(f"{nf}: the normalisation arrays obs.mean/obs.var are missing")
+        normalization = ObsNormalization(arrays["obs.mean"].astype(np.float64), arrays["obs.var"].astype(np.float64),
+                                         float(norm["clip"]), float(norm["epsilon"]))
+    return policy, normalization, meta
+
+
+def convert(path: str | Path) -> Path:
+    """Write the portable files of an agent directory saved with SB3's files only (opens its
+    ``model.zip`` and ``vecnormalize.pkl``: pickles — trusted directories only)."""
+    from .controller import load_agent
+
+    path = Path(path)
+    agent = load_agent(path, sb3=True)
+    meta = json.loads((path / "config.json").read_text())
+    return write_portable(path, agent.policy, agent.normalization, meta)
