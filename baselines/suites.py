@@ -1,0 +1,143 @@
+"""Benchmark suites: named, versioned lists of test cells with seeds nobody trains on.
+
+A suite is to a benchmark what an id is to an environment: its content never changes under its
+name (a change is a new version, ``paper-v1``), so two scores of one suite are comparable. Each
+:class:`Cell` is an env id with config overrides, a number of episodes and rounds, and its first
+test seed; episode ``i`` of a cell uses seed ``seed + i`` for the env and every controller (the
+harness's pairing).
+
+Every test seed lies in :data:`TEST_SEEDS` — a block that no training, validation or results
+command of this repository uses (``tests/test_suites.py`` checks it against every command's
+seed defaults and every seed written in the code and docs). Train and select on seeds below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+#: the block of test seeds; every suite's episodes draw their seeds from it, nothing else does
+TEST_SEEDS = range(1_000_000, 2_000_000)
+#: seeds between two cells' first seeds (a cell may have at most this many episodes)
+CELL_STRIDE = 1_000
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One test cell: ``env_id`` with ``overrides`` (any config field of the id, e.g. a cell
+    generator's ``k_range``), ``episodes`` × ``rounds``, seeds ``seed .. seed + episodes − 1``."""
+
+    name: str  #: short name, unique in its suite (a column of the results)
+    env_id: str  #: a registered id (``msenv.ENV_IDS`` or ``msenv.CELL_IDS``)
+    episodes: int  #: test episodes
+    rounds: int  #: rounds per episode (the config's ``episode_length``)
+    seed: int  #: the first test seed
+    overrides: Mapping[str, Any] = field(default_factory=dict)  #: config fields on top of the id's
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
+        if not (1 <= self.episodes <= CELL_STRIDE):
+            raise ValueError(f"cell {self.name!r}: episodes={self.episodes} is invalid; allowed: 1 … {CELL_STRIDE}")
+        if self.rounds < 2:
+            raise ValueError(f"cell {self.name!r}: rounds={self.rounds} is invalid; allowed: an integer ≥ 2")
+        if self.seed not in TEST_SEEDS or self.seed + self.episodes - 1 not in TEST_SEEDS:
+            raise ValueError(f"cell {self.name!r}: seed={self.seed} is invalid; allowed: seeds in "
+                             f"[{TEST_SEEDS.start}, {TEST_SEEDS.stop}) (the test block)")
+
+    @property
+    def seeds(self) -> range:
+        return range(self.seed, self.seed + self.episodes)
+
+    def config(self):
+        """The cell's config (a SystemConfig or, for a generator id, a CellConfig)."""
+        from msenv import env_config
+
+        return env_config(self.env_id, **dict(self.overrides), episode_length=self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "env_id": self.env_id, "overrides": dict(self.overrides),
+                "episodes": self.episodes, "rounds": self.rounds, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named, versioned list of cells, the controller every score is relative to, and the
+    rivals the suite's leaderboard runs."""
+
+    name: str  #: ``<family>-v<version>``
+    description: str
+    cells: tuple[Cell, ...]
+    reference: str = "greedy-saa"  #: scores are throughput relative to this controller's, per episode
+    #: the controllers of the suite's leaderboard (all affordable at its cells' K)
+    controllers: tuple[str, ...] = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only")
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.cells]
+        if len(set(names)) != len(names):
+            raise ValueError(f"suite {self.name!r}: cell names repeat: {names}")
+        if len({c.episodes for c in self.cells}) != 1:  # the score matrix is (runs × episodes) × cells
+            raise ValueError(f"suite {self.name!r}: every cell must have the same number of episodes")
+
+    @property
+    def episodes(self) -> int:
+        return self.cells[0].episodes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "reference": self.reference,
+                "controllers": list(self.controllers), "cells": [c.to_dict() for c in self.cells]}
+
+
+def _cells(index: int, specs: list[tuple]) -> tuple[Cell, ...]:
+    """Cells of suite number ``index``: each gets its own block of test seeds."""
+    base = TEST_SEEDS.start + index * 100 * CELL_STRIDE
+    return tuple(Cell(name, env_id, episodes, rounds, base + i * CELL_STRIDE, overrides)
+                 for i, (name, env_id, episodes, rounds, overrides) in enumerate(specs))
+
+
+CELLS = "msenv/MultiSpin-Cells-v0"
+#: strong links, weak downlinks, far devices: budgets and distances of the generator's base config
+STRONG = {"p_ul_dbm_range": [20.0, 20.0], "p_dl_dbm_range": [30.0, 30.0]}
+WEAK_DL = {"p_dl_dbm_range": [11.0, 14.0]}
+FAR = {"distance_range_m": [400.0, 800.0]}
+
+_SUITES = (
+    Suite("paper-v0", "The paper's two single-cell ids (K = 20), each with its default budgets and with a weak "
+          "downlink (P_dl 10 dBm).",
+          _cells(0, [("qwen", "msenv/MultiSpin-v0", 10, 30, {}),
+                     ("qwen-weak-dl", "msenv/MultiSpin-v0", 10, 30, {"p_dl_dbm": 10.0}),
+                     ("deepseek", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {}),
+                     ("deepseek-weak-dl", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {"p_dl_dbm": 10.0})]),
+          controllers=("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")),
+    Suite("cells-in-v0", "Cells of the generator inside the generalist's training range: K = 5, 20, 50 "
+          "(k_max 50, budgets and drafting spread drawn per episode as in training).",
+          _cells(1, [(f"k{k}", CELLS, 6, 10, {"k_range": [k, k], "k_max": 50}) for k in (5, 20, 50)])),
+    Suite("cells-out-v0", "Cells outside the generalist's training range: more devices (K = 100, 200), and "
+          "K = 20 with budgets or distances it never saw (strong links, weak downlinks, far devices).",
+          _cells(2, [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
+                     ("k200", CELLS, 4, 10, {"k_range": [200, 200], "k_max": 200}),
+                     ("k20-strong", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **STRONG}),
+                     ("k20-weak-dl", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **WEAK_DL}),
+                     ("k20-far", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **FAR})])),
+    Suite("dynamic-v0", "The §11 dynamic ids: pedestrians, hidden acceptance with requests, in the paper's cell "
+          "and the small weak one. Scores are relative to the plug-in greedy (the greedy on the server's "
+          "beliefs).",
+          _cells(3, [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
+                     ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
+                     ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]),
+          reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform", "computation-only")),
+)
+
+#: name → suite
+SUITES: Mapping[str, Suite] = MappingProxyType({s.name: s for s in _SUITES})
+
+
+def get_suite(name: str) -> Suite:
+    """The suite called ``name`` (a key of :data:`SUITES`)."""
+    if not isinstance(name, str) or name not in SUITES:
+        raise ValueError(f"suite={name!r} is not known; allowed: {', '.join(SUITES)}")
+    return SUITES[name]
+
+
+__all__ = ["CELL_STRIDE", "Cell", "SUITES", "Suite", "TEST_SEEDS", "get_suite"]
