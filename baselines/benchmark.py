@@ -154,12 +154,21 @@ def aggregates(scores: dict[str, np.ndarray], reference: str, reps: int = BOOTST
     resamples, seeded: the same scores give the same intervals)."""
     from rliable import library as rly
 
-    with warnings.catch_warnings():  # arch's notice that RandomState is deprecated (rliable passes one)
-        warnings.simplefilter("ignore", FutureWarning)
-        point, ci = rly.get_interval_estimates(scores, _point, reps=reps, random_state=np.random.RandomState(seed))
-        pairs = {m: (scores[m], scores[reference]) for m in scores}
-        p_point, p_ci = rly.get_interval_estimates(pairs, _improvement, reps=reps,
-                                                   random_state=np.random.RandomState(seed))
+    # rliable draws its resamples from NumPy's global legacy generator (it ignores random_state):
+    # seed it for this call, and give the caller's state back after
+    state = np.random.get_state()
+    try:
+        with warnings.catch_warnings():  # arch's notice that RandomState is deprecated
+            warnings.simplefilter("ignore", FutureWarning)
+            point, ci, p_point, p_ci = {}, {}, {}, {}
+            for m in scores:  # each method's intervals from its own scores only
+                np.random.seed(seed)
+                pt, c = rly.get_interval_estimates({m: scores[m]}, _point, reps=reps)
+                np.random.seed(seed)
+                ppt, pc = rly.get_interval_estimates({m: [scores[m], scores[reference]]}, _improvement, reps=reps)
+                point[m], ci[m], p_point[m], p_ci[m] = pt[m], c[m], ppt[m], pc[m]
+    finally:
+        np.random.set_state(state)
     out = {}
     for m in scores:
         agg = {name: [float(point[m][i]), float(ci[m][0][i]), float(ci[m][1][i])]

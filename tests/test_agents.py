@@ -294,7 +294,8 @@ def test_signal_stops_training_saves_and_resume_finishes(tmp_path):
     done = saved["num_timesteps"]
     assert 0 < done < 10_000_000
     assert (out / "agent" / "model.zip").exists() and (out / "agent" / "vecnormalize.pkl").exists()
-    assert load_agent(out / "agent").model.num_timesteps == done
+    assert json.loads((out / "agent" / "agent.json").read_text())["timesteps"] == done
+    assert load_agent(out / "agent", sb3=True).model.num_timesteps == done
 
     target = done + 1024
     r = _run(["train.py", "--resume", str(out), "--timesteps", str(target), "--no-progress"])
@@ -302,7 +303,7 @@ def test_signal_stops_training_saves_and_resume_finishes(tmp_path):
     final = json.loads((out / "resume" / "state.json").read_text())["num_timesteps"]
     assert target <= final < target + 8 * 64  # SB3 finishes the last rollout (n_envs × n_steps)
     assert [p.name for p in (out / "tb").iterdir()] == ["ppo_1"]  # the same TensorBoard run
-    agent = load_agent(out / "agent")
+    agent = load_agent(out / "agent", sb3=True)
     assert agent.model.num_timesteps == final
     envm = MultiSpinEnv(agent.config)
     obs, _ = envm.reset(seed=1)

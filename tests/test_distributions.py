@@ -112,13 +112,14 @@ def test_saved_agents_load_both_policies(tmp_path):
         model = PPO(policy, venv, n_steps=8, batch_size=16, n_epochs=1, device="cpu", seed=0)
         model.learn(16)
         save_agent(tmp_path / name, model, venv, cfg)
-        agent = load_agent(tmp_path / name)
+        agent = load_agent(tmp_path / name, sb3=True)
         assert type(agent.model.policy.action_dist) is (
             BatchedMultiCategorical if name == "new" else MultiCategoricalDistribution)
         obs = np.zeros(venv.observation_space.shape, dtype=np.float32)
         a_numpy = agent.act(None, obs)
         a_torch, _ = agent.model.predict(agent.normalize(obs).astype(np.float32), deterministic=True)
         assert np.array_equal(a_numpy, a_torch)
+        assert np.array_equal(load_agent(tmp_path / name).act(None, obs), a_torch)  # the portable files alone
 
 
 def test_policy_uses_sb3_adam_settings_with_the_fused_kernel():

@@ -67,13 +67,15 @@ def test_a_saved_set_agent_acts_as_sb3_predict(tmp_path):
     model, venv, cfg = _model(5)
     model.learn(128)
     save_agent(tmp_path / "agent", model, venv, cfg)
-    agent = load_agent(tmp_path / "agent")
+    agent = load_agent(tmp_path / "agent", sb3=True)
+    portable = load_agent(tmp_path / "agent")  # policy.npz + agent.json only
     env = msenv.MultiSpinEnv(cfg)
     obs, _ = env.reset(seed=3)
     for _ in range(5):
         ours = agent.act(env.unwrapped.context, obs)
         theirs, _ = agent.model.predict(agent.normalize(obs).astype(np.float32), deterministic=True)
         assert np.array_equal(ours, theirs)
+        assert np.array_equal(portable.act(env.unwrapped.context, obs), theirs)
         obs, *_ = env.step(ours)
 
 

@@ -1,0 +1,209 @@
+"""Benchmark suites and their scores: test seeds nobody trains on, reproducible scores,
+aggregates against independent computations, the result-file check."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from baselines.suites import CELL_STRIDE, SUITES, TEST_SEEDS, Cell, Suite, get_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+#: how far past its default a command's seed range can reach (episodes, drops, sub-envs, offsets)
+SPAN = 200_000
+
+
+def test_every_suite_cell_has_its_own_test_seeds_inside_the_reserved_block():
+    seen: set[int] = set()
+    for suite in SUITES.values():
+        assert re.fullmatch(r"[a-z-]+-v\d+", suite.name)
+        for cell in suite.cells:
+            seeds = set(cell.seeds)
+            assert seeds <= set(TEST_SEEDS)
+            assert not seeds & seen, f"{suite.name}/{cell.name} shares seeds with another cell"
+            seen |= seeds
+            cell.config()  # every cell is a valid config
+
+
+def _seed_literals(path: Path):
+    """Integer literals the code uses as seeds: keywords and names with 'seed' in them, and
+    argparse defaults of --*seed* options."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg and "seed" in node.arg:
+            yield from _ints(node.value)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any("seed" in ast.unparse(t).lower() for t in targets) and node.value is not None:
+                yield from _ints(node.value)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            if any(isinstance(a, ast.Constant) and "seed" in str(a.value) for a in node.args):
+                for kw in node.keywords:
+                    if kw.arg == "default":
+                        yield from _ints(kw.value)
+        elif isinstance(node, ast.BinOp) and "seed" in ast.unparse(node).lower():
+            yield from _ints(node)
+
+
+def _ints(node):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            yield n.value
+
+
+def test_no_training_validation_or_results_seed_reaches_the_test_block():
+    sources = [p for d in ("msenv", "baselines", "agents", "experiments", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    sources += [ROOT / "train.py"]
+    found = {}
+    for path in sources:
+        if path.name == "suites.py":
+            continue
+        for value in _seed_literals(path):
+            found.setdefault(value, path.relative_to(ROOT))
+    assert found, "the scan found no seed at all"
+    assert max(found) + SPAN < TEST_SEEDS.start, {v: str(p) for v, p in found.items() if v + SPAN >= TEST_SEEDS.start}
+    # seeds given on command lines in the docs and README
+    texts = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    for path in texts:
+        for m in re.finditer(r"--(?:eval-)?seed[ =](\d+)", path.read_text()):
+            assert int(m.group(1)) + SPAN < TEST_SEEDS.start, f"{path}: {m.group(0)}"
+    # and every command's seed defaults, as its parser has them
+    import train
+    from baselines import benchmark, evaluate
+
+    for parser in (train.build_parser(), evaluate.build_parser()):
+        for action in parser._actions:
+            if "seed" in action.dest and isinstance(action.default, int):
+                assert action.default + SPAN < TEST_SEEDS.start
+    assert not any("seed" in a.dest for a in benchmark.build_parser()._actions)  # a suite's seeds are its own
+
+
+def test_cells_and_suites_refuse_bad_values_naming_them():
+    with pytest.raises(ValueError, match="seed=5"):
+        Cell("a", "msenv/MultiSpin-v0", 2, 3, 5)
+    with pytest.raises(ValueError, match="episodes=0"):
+        Cell("a", "msenv/MultiSpin-v0", 0, 3, TEST_SEEDS.start)
+    with pytest.raises(ValueError, match=f"episodes={CELL_STRIDE + 1}"):
+        Cell("a", "msenv/MultiSpin-v0", CELL_STRIDE + 1, 3, TEST_SEEDS.start)
+    with pytest.raises(ValueError, match="rounds=1"):
+        Cell("a", "msenv/MultiSpin-v0", 2, 1, TEST_SEEDS.start)
+    c = Cell("a", "msenv/MultiSpin-v0", 2, 3, TEST_SEEDS.start)
+    with pytest.raises(ValueError, match="repeat"):
+        Suite("x-v0", "", (c, c))
+    with pytest.raises(ValueError, match="suite='nope'"):
+        get_suite("nope")
+    with pytest.raises(TypeError):
+        c.overrides["p_dl_dbm"] = 3.0  # a suite's content never changes under its name
+
+
+SMALL = Suite("paper-v0", "a small suite for the tests", (
+    Cell("a", "msenv/MultiSpin-v0", 3, 3, TEST_SEEDS.start + 900 * CELL_STRIDE, {"num_devices": 4}),
+    Cell("b", "msenv/MultiSpin-Cells-v0", 3, 3, TEST_SEEDS.start + 901 * CELL_STRIDE, {"k_range": [3, 6], "k_max": 6}),
+))
+
+
+def _run(names=("computation-only", "optimal-uniform", "fixed-2")):
+    from baselines.benchmark import controller_methods, run_benchmark
+
+    return run_benchmark(SMALL, controller_methods(list(names)))
+
+
+def test_rerunning_a_suite_gives_identical_scores_for_deterministic_controllers():
+    a, b = _run(), _run()
+    assert a["scores"]["throughput"] == b["scores"]["throughput"]  # the real-time score is timed
+    assert a["aggregates"]["throughput"] == b["aggregates"]["throughput"]
+    strip = ("decision_ms", "realtime_throughput")
+    assert [{k: v for k, v in r.items() if k not in strip} for r in a["episodes"]] == \
+           [{k: v for k, v in r.items() if k not in strip} for r in b["episodes"]]
+
+
+def test_scores_and_aggregates_match_an_independent_computation():
+    from scipy import stats
+
+    res = _run()
+    eps = {(r["method"], r["cell"], r["episode"]): r for r in res["episodes"]}
+    for m in ("computation-only", "fixed-2"):
+        s = np.array(res["scores"]["throughput"][m])
+        for j, cell in enumerate(("a", "b")):
+            for e in range(3):
+                assert s[e, j] == eps[(m, cell, e)]["throughput"] / eps[("greedy-saa", cell, e)]["throughput"]
+        agg = res["aggregates"]["throughput"][m]
+        assert agg["iqm"][0] == pytest.approx(stats.trim_mean(s.ravel(), 0.25))
+        assert agg["mean"][0] == pytest.approx(s.mean())
+        assert agg["optimality_gap"][0] == pytest.approx(np.maximum(1 - s, 0).mean())
+        ref = np.ones_like(s)
+        # P(X > Y), per cell over all pairs of runs (ties count half), averaged over cells
+        p = np.mean([np.mean([(x > y) + 0.5 * (x == y) for x in s[:, j] for y in ref[:, j]]) for j in range(2)])
+        assert agg["p_improvement"][0] == pytest.approx(p)
+        for name, (pt, lo, hi) in agg.items():
+            assert lo <= pt + 1e-12 and pt <= hi + 1e-12, name
+    ref = res["aggregates"]["throughput"]["greedy-saa"]
+    assert ref["iqm"] == [1.0, 1.0, 1.0] and ref["p_improvement"][0] == 0.5
+
+
+def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, small_suite):
+    from baselines.benchmark import check_result
+
+    res = json.loads(json.dumps(_run(("computation-only",)), default=float))
+    check_result(res)
+    bad = copy.deepcopy(res)
+    bad["scores"]["throughput"]["computation-only"][0][0] *= 1.5
+    with pytest.raises(ValueError, match="do not follow from the episodes"):
+        check_result(bad)
+    bad = copy.deepcopy(res)
+    bad["suite"]["cells"][0]["seed"] += 1
+    with pytest.raises(ValueError, match="differ"):
+        check_result(bad)
+    bad = copy.deepcopy(res)
+    bad["aggregates"]["throughput"]["computation-only"]["iqm"][0] = 2.0
+    with pytest.raises(ValueError, match="aggregates"):
+        check_result(bad)
+    with pytest.raises(ValueError, match="format"):
+        check_result({"suite": {}})
+
+
+@pytest.fixture
+def small_suite(monkeypatch):
+    from baselines import benchmark, suites
+
+    table = dict(suites.SUITES)
+    table["paper-v0"] = SMALL
+    monkeypatch.setattr(suites, "SUITES", table)
+    monkeypatch.setattr(benchmark, "SUITES", table)
+
+
+def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path, small_suite, capsys):
+    pytest.importorskip("matplotlib")
+    from baselines.benchmark import main
+
+    agent = ROOT / "agents" / "pretrained" / "cells"
+    main(["--suite", "paper-v0", "--controllers", "computation-only", "--agent", f"gen={agent}", "--out", str(tmp_path),
+          "--no-progress"])
+    for ext in ("json", "csv", "png"):
+        assert (tmp_path / f"paper-v0.{ext}").stat().st_size > 0
+    res = json.loads((tmp_path / "paper-v0.json").read_text())
+    assert res["methods"]["gen"] == {"kind": "agent", "sources": [str(agent)], "runs": 1}
+    assert "IQM" in capsys.readouterr().out
+    main(["--check", str(tmp_path / "paper-v0.json")])
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--suite", "nope"], "invalid choice"),
+    (["--suite", "paper-v0", "--agent", "/nonexistent"], "/nonexistent"),
+    (["--suite", "paper-v0", "--controllers", "nope"], "nope"),
+    (["--suite", "paper-v0", "--workers", "0"], "--workers"),
+    ([], "--suite"),
+    (["--check", "/nonexistent.json"], "/nonexistent.json"),
+])
+def test_the_command_refuses_bad_arguments_in_one_line(args, words):
+    r = subprocess.run([sys.executable, "-m", "baselines.benchmark", *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode != 0 and "Traceback" not in r.stderr and words in r.stderr, r.stderr
