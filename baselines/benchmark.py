@@ -188,16 +188,20 @@ def machine() -> dict[str, Any]:
 def run_benchmark(suite: Suite, methods: Sequence[Method], workers: int = 1, progress: bool = False,
                   ray_address: str | None = None, command: str | None = None) -> dict[str, Any]:
     """Play the suite and score it: the result document (see :func:`check_result`)."""
+    import time
+
     import msenv
 
+    t0 = time.perf_counter()
     rows = play_suite(suite, methods, workers, progress, ray_address)
+    wall_s = time.perf_counter() - t0
     matrices = score_matrices(suite, rows)
     described = {suite.reference: ("controller", (suite.reference,))} | {m.label: (m.kind, m.sources) for m in methods}
     decision = {m: {c.name: float(np.mean([r["decision_ms"] for r in rows if r["method"] == m and r["cell"] == c.name]))
                     for c in suite.cells} for m in matrices["throughput"]}
     return {
         "format": RESULT_FORMAT, "format_version": 1, "suite": suite.to_dict(), "msenv_version": msenv.__version__,
-        "command": command, "machine": machine(),
+        "command": command, "machine": {**machine(), "workers": workers}, "wall_s": wall_s,
         "methods": {m: {"kind": described[m][0], "sources": list(described[m][1]),
                         "runs": int(matrices["throughput"][m].shape[0] // suite.episodes)} for m in matrices["throughput"]},
         "decision_ms": decision,

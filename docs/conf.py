@@ -27,6 +27,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "msenv_docs",
+    "msenv_leaderboard",
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]

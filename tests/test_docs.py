@@ -130,6 +130,7 @@ CLI_MODULES = {
     "benchmarks.greedy": "benchmarks.greedy", "benchmarks.decisions": "benchmarks.decisions",
     "benchmarks/decisions.py": "benchmarks.decisions", "benchmarks.ppo": "benchmarks.ppo",
     "benchmarks.vector": "benchmarks.vector", "experiments.ppo_settings": "experiments.ppo_settings",
+    "baselines.benchmark": "baselines.benchmark", "agents.convert": "agents.convert",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
     "docs/_ext/msenv_docs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
 }

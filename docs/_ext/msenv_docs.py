@@ -24,6 +24,8 @@ TABLES = DOCS / "figures" / "tables"
 CLIS = (
     ("python train.py", "train", "train"),
     ("python -m baselines.evaluate", "baselines.evaluate", "evaluate"),
+    ("python -m baselines.benchmark", "baselines.benchmark", "benchmark"),
+    ("python -m agents.convert", "agents.convert", "convert"),
     ("python -m experiments", "experiments.__main__", "experiments"),
     ("python -m agents.tune", "agents.tune", "tune"),
     ("python -m agents.rllib", "agents.rllib", "rllib"),
