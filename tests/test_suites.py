@@ -207,3 +207,22 @@ def test_the_command_refuses_bad_arguments_in_one_line(args, words):
     r = subprocess.run([sys.executable, "-m", "baselines.benchmark", *args], cwd=ROOT, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode != 0 and "Traceback" not in r.stderr and words in r.stderr, r.stderr
+
+
+def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_path, small_suite):
+    from baselines import benchmark, leaderboard
+
+    res = json.loads(json.dumps(_run(("computation-only", "fixed-2")), default=float))
+    res["command"] = "python -m baselines.benchmark --suite paper-v0 --controllers computation-only fixed-2"
+    (tmp_path / "paper-v0.json").write_text(json.dumps(res))
+    page = leaderboard.markdown(leaderboard.load_results(tmp_path))
+    rows = [line for line in page.splitlines() if line.startswith("| ") and " controller | 1 |" in line]
+    assert {r.split(" | ")[0][2:] for r in rows} == {"greedy-saa", "computation-only", "fixed-2"}
+    iqm = {r.split(" | ")[0][2:]: float(r.split(" | ")[3].split()[0]) for r in rows}
+    assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
+    assert res["command"] in page
+    res["scores"]["throughput"]["fixed-2"][0][0] = -1.0
+    (tmp_path / "paper-v0.json").write_text(json.dumps(res))
+    with pytest.raises(ValueError, match="paper-v0.json"):
+        leaderboard.load_results(tmp_path)
+    assert benchmark.RESULT_FORMAT in (tmp_path / "paper-v0.json").read_text()
