@@ -65,3 +65,14 @@ def test_make_controller_none():
 def test_make_controller_unknown():
     with pytest.raises(ValueError, match="nope"):
         make_controller("nope")
+
+
+@pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1")])
+def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "baselines.evaluate", flag, value, "--out", str(tmp_path / "e.csv")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert flag in proc.stderr
