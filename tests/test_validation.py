@@ -76,3 +76,29 @@ def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert flag in proc.stderr
+
+
+CELLS_ID = "msenv/MultiSpin-Cells-v0"
+
+
+@pytest.mark.parametrize("n", [0, -1])
+def test_cells_make_vec_num_envs(n):
+    import msenv  # noqa: F401
+    with pytest.raises(ValueError, match="num_envs"):
+        gym.make_vec(CELLS_ID, num_envs=n)
+
+
+def test_cells_vector_wrong_action_batch():
+    import msenv  # noqa: F401
+    envs = gym.make_vec(CELLS_ID, num_envs=2)
+    envs.reset(seed=0)
+    with pytest.raises(ValueError, match="actions"):
+        envs.step(np.zeros((3, envs.single_action_space.shape[0]), dtype=np.int64))
+    envs.close()
+
+
+def test_cells_reset_config_option_not_a_dict():
+    import msenv  # noqa: F401
+    env = gym.make(CELLS_ID)
+    with pytest.raises(ValueError, match="config"):
+        env.reset(options={"config": 5})
