@@ -100,6 +100,8 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
     ks, kinds = ((5, 20), ("paper", "weak-hetero")) if quick else (KS, tuple(CELL_TYPES))
     if agent and not (Path(agent) / "model.zip").exists():
         raise ValueError(f"--agent {agent}: no saved agent there (expected model.zip)")
+    if mlp_agent and not (Path(mlp_agent) / "model.zip").exists():
+        raise ValueError(f"--mlp-agent {mlp_agent}: no saved agent there (expected model.zip)")
     rows, episodes_out = [], []
     t0 = time.perf_counter()
     for kind in kinds:

@@ -102,3 +102,13 @@ def test_cells_reset_config_option_not_a_dict():
     env = gym.make(CELLS_ID)
     with pytest.raises(ValueError, match="config"):
         env.reset(options={"config": 5})
+
+
+def test_experiments_cells_mlp_agent_checked_up_front(tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-m", "experiments", "cells", "--mlp-agent", str(tmp_path / "none"),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "--mlp-agent" in proc.stderr
