@@ -241,6 +241,10 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     new = argparse.Namespace(**saved)
     if new.timesteps < 1:
         ap.error(f"--timesteps {new.timesteps} is invalid; allowed: an integer ≥ 1")
+    done = int(state.get("num_timesteps", 0))
+    if new.timesteps < done:
+        ap.error(f"--timesteps {new.timesteps} is below the {done} steps --resume {args.resume} has done; "
+                 f"allowed: an integer ≥ {done}")
     if not new.checkpoint_minutes > 0:
         ap.error(f"--checkpoint-minutes {new.checkpoint_minutes} is invalid; allowed: a number > 0")
     _check_writable(ap, new.log_dir)

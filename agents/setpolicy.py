@@ -116,7 +116,21 @@ class DeviceSetPolicy(MultiSpinPolicy):
 
     def __init__(self, observation_space, action_space, lr_schedule, *args, n_devices: int | None = None,
                  n_globals: int = 2, hidden: int = 64, masked: bool = False, pooling: str = "mean", **kwargs):
-        k = int(n_devices if n_devices is not None else len(action_space.nvec))
+        nvec = getattr(action_space, "nvec", None)
+        if nvec is None or np.ndim(nvec) != 1:
+            raise ValueError(f"action_space={action_space!r} is not allowed; allowed: a one-dimensional MultiDiscrete "
+                             "space (one draft length per device slot)")
+        if len(set(int(n) for n in nvec)) != 1:
+            raise ValueError(f"action_space nvec={list(map(int, nvec))} is not allowed; allowed: equal sizes per device slot")
+        if n_devices is None:
+            n_devices = len(nvec)
+        if isinstance(n_devices, bool) or not isinstance(n_devices, (int, np.integer)) or n_devices != len(nvec):
+            raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {len(nvec)} device slots")
+        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
+            raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
+        if isinstance(n_globals, bool) or not isinstance(n_globals, (int, np.integer)) or n_globals < 0:
+            raise ValueError(f"n_globals={n_globals!r} is invalid; allowed: an integer >= 0")
+        k = int(n_devices)
         size = observation_space.shape[0] - n_globals
         if size <= 0 or size % k:
             raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "

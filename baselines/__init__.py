@@ -25,11 +25,17 @@ REGISTRY = {
 
 def make_controller(name: str, **kwargs) -> Controller:
     """Controller by name: a REGISTRY key or ``fixed-<γ>``."""
+    if not isinstance(name, str):
+        raise TypeError(f"controller name={name!r} is not a string; allowed: {', '.join(REGISTRY)}, fixed-<gamma>")
     if name.startswith("fixed-"):
         try:
-            return Fixed(int(name.split("-", 1)[1]))
+            gamma = int(name.split("-", 1)[1])
         except ValueError:
-            pass
+            gamma = None
+        if gamma is not None:
+            if kwargs:
+                raise TypeError(f"controller {name!r} takes no keyword arguments; got {', '.join(sorted(kwargs))}")
+            return Fixed(gamma)
     if name not in REGISTRY:
         raise ValueError(f"controller {name!r} is not known; allowed: {', '.join(REGISTRY)}, fixed-<gamma>")
     return REGISTRY[name](**kwargs)

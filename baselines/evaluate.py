@@ -108,6 +108,10 @@ def run_and_report(entries: Sequence[Entry], config, episodes: int, seed: int, o
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap = build_parser()
     args = ap.parse_args(argv)
+    for flag, value, low in (("--episodes", args.episodes, 1), ("--workers", args.workers, 1),
+                             ("--rounds", args.rounds, 2)):
+        if value is not None and value < low:
+            ap.error(f"{flag} must be an integer >= {low}, got {value}")
     try:
         overrides = parse_overrides(args.set)
         if args.rounds is not None:

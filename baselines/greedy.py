@@ -130,7 +130,7 @@ class BudgetedGreedy(GreedySAA):
     name = "budgeted-greedy"
 
     def __init__(self, budget_ms: float = 1.0, **kwargs) -> None:
-        if not (isinstance(budget_ms, (int, float)) and budget_ms > 0):
+        if isinstance(budget_ms, bool) or not (isinstance(budget_ms, (int, float)) and budget_ms > 0):
             raise ValueError(f"budget_ms={budget_ms!r} is invalid; allowed: a number of milliseconds > 0")
         super().__init__(**kwargs)
         self.budget_ms = float(budget_ms)

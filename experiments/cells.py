@@ -98,8 +98,9 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     ks, kinds = ((5, 20), ("paper", "weak-hetero")) if quick else (KS, tuple(CELL_TYPES))
-    if agent and not (Path(agent) / "agent.json").exists():
-        raise ValueError(f"--agent {agent}: no saved agent there (expected agent.json and policy.npz)")
+    for flag, path in (("--agent", agent), ("--mlp-agent", mlp_agent)):
+        if path and not (Path(path) / "agent.json").exists():
+            raise ValueError(f"{flag} {path}: no saved agent there (expected agent.json and policy.npz)")
     rows, episodes_out = [], []
     t0 = time.perf_counter()
     for kind in kinds:

@@ -254,6 +254,8 @@ class MultiSpinCellsEnv(gym.Env):
         generator's or the base's fields (not ``k_max``/``gamma_max``, which fix the spaces)."""
         super().reset(seed=seed)
         if options and "config" in options:
+            if not isinstance(options["config"], dict):
+                raise ValueError(f"options['config']={options['config']!r} is invalid; allowed: a dict of CellConfig fields")
             new = self.config.replace(**dict(options["config"]))
             for name in ("k_max", "gamma_max"):
                 if getattr(new, name) != getattr(self.config, name):
@@ -336,9 +338,18 @@ class MultiSpinCellsVectorEnv(gym.vector.SyncVectorEnv):
 
     def __init__(self, num_envs: int, config: CellConfig | dict | None = None, render_mode: str | None = None,
                  **overrides: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
         check_cell_fields(f"{type(self).__name__}.__init__()", overrides)
         cells = resolve_cells(config, **overrides)
         super().__init__([functools.partial(MultiSpinCellsEnv, cells, render_mode) for _ in range(num_envs)])
+
+    def step(self, actions):
+        shape = np.shape(actions)
+        if shape != self.action_space.shape:
+            raise ValueError(f"actions of shape {shape} are invalid; allowed: shape {self.action_space.shape} "
+                             f"({self.num_envs} envs × {self.single_action_space.shape[0]} device slots)")
+        return super().step(actions)
 
 
 __all__ = ["CELL_FIELDS", "CellConfig", "MultiSpinCellsEnv", "MultiSpinCellsVectorEnv", "cell_rng", "draw_cell",
