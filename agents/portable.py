@@ -22,6 +22,7 @@ this format existed (it opens that agent's pickles, so: trusted directories only
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -115,7 +116,7 @@ def read_portable(path: str | Path):
     try:
         with np.load(nf, allow_pickle=False) as data:
             arrays = {k: np.asarray(data[k]) for k in data.files}
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise ValueError(f"{nf}: not a valid weights file ({type(e).__name__}: {e})") from None
     try:
         if kind == "mlp":
