@@ -54,6 +54,12 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert (html / f"{page}.html").exists(), page
     for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
+    model = (html / "model.html").read_text()
+    assert "mathjax" in model.lower() and model.count('class="math') >= 20
+    text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", text)
+    raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
+    assert not raw, raw  # every formula of the model page is rendered as math
 
 
 def test_generated_pages_cover_every_id_and_every_field(generated):
