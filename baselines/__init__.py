@@ -47,3 +47,9 @@ __all__ = [
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",
 ]
+
+
+# Controllers installed by other packages (entry-point group "msenv.controllers") join REGISTRY.
+from .registry import register_entry_points  # noqa: E402
+
+register_entry_points(REGISTRY)

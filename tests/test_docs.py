@@ -54,6 +54,12 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert (html / f"{page}.html").exists(), page
     for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
+    model = (html / "model.html").read_text()
+    assert "mathjax" in model.lower() and model.count('class="math') >= 20
+    text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", text)
+    raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
+    assert not raw, raw  # every formula of the model page is rendered as math
 
 
 def test_generated_pages_cover_every_id_and_every_field(generated):
@@ -69,8 +75,11 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
     config = (generated / "configuration.md").read_text()
     docs = field_docs()
     for f in dataclasses.fields(SystemConfig):
-        row = next(line for line in config.splitlines() if line.startswith(f"| `{f.name}` |"))
-        assert docs[f.name] and row.rstrip(" |").endswith(docs[f.name].replace("|", "\\|")), f.name
+        row = next(line for line in config.splitlines()
+                   if line.startswith(f'| <a id="config-{f.name}"></a>`{f.name}` |'))  # an anchor per field
+        meaning = msenv_docs._plain_roles(docs[f.name])
+        assert docs[f.name] and row.rstrip(" |").endswith(meaning.replace("|", "\\|")), f.name
+        assert ":func:`" not in row and ":class:`" not in row, f.name
     controllers = (generated / "controllers.md").read_text()
     from baselines import REGISTRY
 
@@ -212,7 +221,8 @@ def test_every_model_section_cited_is_defined_and_no_outside_spec_is_cited():
     defined = set(re.findall(r"^## §(\d+) ", (DOCS / "model.md").read_text(), flags=re.M))
     assert defined == {str(i) for i in range(1, 12)}
     files = [p for p in ROOT.rglob("*") if p.suffix in (".py", ".md", ".toml", ".yml") and p.is_file()
-             and not {".git", "_build", "generated"} & set(p.parts)]
+             and not {"_build", "generated", "site-packages"} & set(p.relative_to(ROOT).parts)
+             and not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
     cited, outside = set(), []
     for p in files:
         text = p.read_text(errors="ignore")

@@ -82,10 +82,18 @@ def test_build_makes_a_wheel_and_an_sdist_with_every_module(dist):
 def test_the_wheel_works_in_a_fresh_virtual_environment(dist, tmp_path):
     """A fresh venv (seeing this interpreter's numpy, scipy, gymnasium and numba, so nothing is
     downloaded) with only the wheel installed: every id steps, a baseline acts, the harness runs.
-    Its kernels compile anew there — a real first use."""
+    Its kernels compile anew there — a real first use.
+
+    This interpreter's site directories are handed over through a ``.pth`` file rather than
+    ``system_site_packages``: run from inside a virtualenv, the latter would see the *base*
+    interpreter (without gymnasium), not this one."""
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    sites = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+    (Path(purelib) / "_parent_interpreter.pth").write_text("\n".join(sites) + "\n")
     wheel = next(dist.glob("*.whl"))
     r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
                        capture_output=True, text=True, timeout=600)

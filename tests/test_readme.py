@@ -28,3 +28,12 @@ def test_readme_usage_example_runs():
     ns: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), ns)  # the 10-line env example
     assert ns["info"]["goodput"] > 0 and len(ns["info"]["modes"]) == 20
+
+
+def test_the_license_and_the_citation_exist():
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    cff = (ROOT / "CITATION.cff").read_text()
+    import msenv
+
+    assert "cff-version:" in cff and f'version: "{msenv.__version__}"' in cff and "license: MIT" in cff
+    assert "@software{msenv" in (ROOT / "README.md").read_text()

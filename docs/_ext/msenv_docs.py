@@ -12,6 +12,7 @@ import csv
 import dataclasses
 import importlib
 import importlib.util
+import re
 import subprocess
 from pathlib import Path
 
@@ -265,6 +266,15 @@ def environments_index() -> str:
 
 
 # ---------------------------------------------------------------------- configuration, controllers, CLIs
+_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|mod|attr|data|obj|exc):`~?([^`]+)`")
+
+
+def _plain_roles(text: str, code: bool = True) -> str:
+    """Docstring/help text with its RST roles (``:func:`x```) as `x` (``code``) or x, so that they
+    never print literally on a Markdown page or in a ``text`` block."""
+    return _ROLE.sub(lambda m: f"`{m.group(1)}`" if code else m.group(1), text)
+
+
 def configuration_page() -> str:
     import typing
 
@@ -275,7 +285,8 @@ def configuration_page() -> str:
     rows = []
     for f in dataclasses.fields(SystemConfig):
         typ = str(hints[f.name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
-        rows.append([f"`{f.name}`", f"`{typ}`", f"`{_fmt(f.default)}`", docs[f.name]])
+        rows.append([f'<a id="config-{f.name}"></a>`{f.name}`', f"`{typ}`", f"`{_fmt(f.default)}`",
+                     _plain_roles(docs[f.name])])
     presets = _table(["preset", "fields it sets"],
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
@@ -324,7 +335,7 @@ def controllers_page() -> str:
 def cli_page() -> str:
     parts = ["# Command lines\n\nThe help of every command, generated from its argument parser.\n"]
     for title, module, anchor in CLIS:
-        text = load_parser(module).format_help()
+        text = _plain_roles(load_parser(module).format_help(), code=False)
         parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
 
