@@ -72,10 +72,11 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
             m = doc["machine"]
             learned = [f"`{k}`: " + ", ".join(f"`{s}`" for s in v["sources"]) for k, v in doc["methods"].items()
                        if v["kind"] == "agent"]
-            parts += [f"**{path.name}** — reproduce: `{doc['command']}`. Measured in {doc['wall_s'] / 60:.1f} min wall "
+            parts += [f"**{path.name}** — reproduce: `{doc['command']}`. Played in {doc['wall_s'] / 60:.1f} min wall "
                       f"on {m['cpus']} cores ({m['processor']}, {m['platform']}), {m.get('workers', 1)} worker(s), "
                       f"thread settings {json.dumps(m['threads'])}; msenv {doc['msenv_version']}."
-                      + (" Agents: " + "; ".join(learned) + "." if learned else ""), ""]
+                      + (" Agents: " + "; ".join(learned) + "." if learned else "")
+                      + (f" {doc['note']}" if doc.get("note") else ""), ""]
             if figures:
                 parts += [f"[![{name} aggregates and performance profile]({figures}/{path.stem}.png)]"
                           f"({figures}/{path.stem}.png)", ""]
