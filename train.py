@@ -336,10 +336,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     run = Run(out, out / "resume", read_state(out / "resume") if args.resume else {}, not args.no_progress,
               time.perf_counter())
-    base = run_baselines(args, cfg, run)
-    if base is None:
-        print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)
-        return {"exit_code": 130}
+    from agents.checkpoint import Stopped
+
+    try:
+        base = run_baselines(args, cfg, run)
+    except Stopped as e:
+        print(f"train.py: stopped by {e.signal_name} during the baseline phase; nothing to resume yet",
+              file=sys.stderr, flush=True)
+        return {"exit_code": e.exit_code}
     trained = train(args, cfg, run, base)
     if trained.stop_signal is not None:
         print(f"stopped by {trained.stop_signal} at step {trained.num_timesteps} of {args.timesteps}: agent saved in "
@@ -350,9 +354,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return compare(args, cfg, run, base, trained)
 
 
-def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines | None:
+def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines:
     """Phase 1: the baselines on the held-out seeds (kept in the checkpoint: a resumed run reuses
-    them) → the reference lines of TensorBoard and the plot. None when interrupted."""
+    them) → the reference lines of TensorBoard and the plot. SIGINT/SIGTERM raise
+    :class:`agents.checkpoint.Stopped` (the worker processes are ended on the way out)."""
+    from agents.checkpoint import StopNow
     from baselines.harness import EpisodeStats, evaluate, parse_entry
     from baselines.report import summarize
 
@@ -360,14 +366,12 @@ def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Base
     if run.state.get("baselines"):
         results = [EpisodeStats(**r) for r in run.state["baselines"]]
     else:
-        try:
-            from agents.defaults import id_baselines
+        from agents.defaults import id_baselines
 
-            names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
+        names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
+        with StopNow():
             results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
                                workers=args.workers, progress=run.progress)
-        except KeyboardInterrupt:
-            return None
     refs = {r["controller"].replace("-", "_"): {"goodput": r["goodput"], "throughput": r["throughput"]}
             for r in summarize(results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
     return Baselines(results, time.perf_counter() - t0, refs)
