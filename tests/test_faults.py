@@ -85,3 +85,52 @@ def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
     while time.monotonic() < deadline and any(_alive(p) for p in kids):
         time.sleep(0.1)
     assert not [p for p in kids if _alive(p)]
+
+
+def _checkpoints_into_a_file(monkeypatch, tmp_path):
+    """The periodic checkpoint's folder is a file: its save raises a real NotADirectoryError."""
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    monkeypatch.setattr(CheckpointCallback, "_checkpoint_path",
+                        lambda self, checkpoint_type="", extension="": str(blocker / f"ppo.{extension}"))
+    return blocker
+
+
+TINY = ["--quick", "--workers", "1", "--no-progress", "--eval-episodes", "1", "--checkpoint-freq", "1024",
+        "--timesteps", "2048"]
+
+
+def test_io_error_in_a_periodic_checkpoint_stops_resumably(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT))
+    import train
+    from agents.checkpoint import read_state
+
+    log_dir = tmp_path / "run"
+    blocker = _checkpoints_into_a_file(monkeypatch, tmp_path)
+    res = train.main([*TINY, "--log-dir", str(log_dir)])
+    err = capsys.readouterr().err
+    assert res["exit_code"] == train.EXIT_IO_ERROR != 0
+    assert f"could not write {blocker}" in err and "training stopped at step 1024" in err
+    assert "Traceback" not in err
+    assert read_state(log_dir / "resume")["num_timesteps"] == 1024
+    monkeypatch.undo()
+    res = train.main(["--resume", str(log_dir), "--timesteps", "2048", "--no-progress"])
+    assert res["exit_code"] == 0
+    assert read_state(log_dir / "resume")["num_timesteps"] == 2048
+
+
+def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT))
+    import train
+
+    log_dir = tmp_path / "run"
+    log_dir.mkdir()
+    (log_dir / "resume.tmp").write_text("")  # the resumable save's staging folder is a file
+    _checkpoints_into_a_file(monkeypatch, tmp_path)
+    res = train.main([*TINY, "--log-dir", str(log_dir)])
+    err = capsys.readouterr().err
+    assert res["exit_code"] == train.EXIT_IO_ERROR and res["resumable"] is False
+    assert f"could not save the resumable state to {log_dir / 'resume'}: " in err
+    assert "Traceback" not in err
