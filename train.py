@@ -19,7 +19,9 @@ Run safety: Ctrl-C (SIGINT) or SIGTERM stops training after the current step and
 (``<log-dir>/agent``) and a resumable checkpoint (``<log-dir>/resume``: model with optimiser
 state, VecNormalize statistics, arguments, baseline results, metrics), then exits with 130 / 143.
 The resumable checkpoint is also written every ``--checkpoint-minutes`` of wall-clock time and at
-the end, so a killed run loses at most that interval. ``--resume <log-dir>`` continues to
+the end, so a killed run loses at most that interval. An I/O error while writing a checkpoint
+or the logs (disk full, read-only) stops training with one line naming the path, saves the
+resumable checkpoint if it can, and exits with 74. ``--resume <log-dir>`` continues to
 ``--timesteps`` (default: the original run's) in the same TensorBoard run; a finished run can be
 extended the same way.
 """
@@ -39,6 +41,8 @@ BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
 #: added on the model §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
 DYNAMIC_BASELINES = ("oracle-greedy", "bayes-saa")
 DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
+#: exit code when training stops on an I/O error (sysexits' EX_IOERR)
+EXIT_IO_ERROR = 74
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
 
 
@@ -322,6 +326,8 @@ class Trained(NamedTuple):
     seconds: float
     num_timesteps: int
     stop_signal: str | None  #: SIGINT / SIGTERM when the run was stopped, else None
+    io_error: str | None = None  #: the OSError that stopped training, else None
+    resumable: bool = True  #: the resumable checkpoint was written at the stop
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -336,11 +342,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     run = Run(out, out / "resume", read_state(out / "resume") if args.resume else {}, not args.no_progress,
               time.perf_counter())
-    base = run_baselines(args, cfg, run)
-    if base is None:
-        print("interrupted during the baseline evaluation, before training: nothing to save", file=sys.stderr)
-        return {"exit_code": 130}
+    from agents.checkpoint import Stopped
+
+    try:
+        base = run_baselines(args, cfg, run)
+    except Stopped as e:
+        print(f"train.py: stopped by {e.signal_name} during the baseline phase; nothing to resume yet",
+              file=sys.stderr, flush=True)
+        return {"exit_code": e.exit_code}
     trained = train(args, cfg, run, base)
+    if trained.io_error is not None:
+        return {"exit_code": EXIT_IO_ERROR, "log_dir": str(out), "num_timesteps": trained.num_timesteps,
+                "resumable": trained.resumable}
     if trained.stop_signal is not None:
         print(f"stopped by {trained.stop_signal} at step {trained.num_timesteps} of {args.timesteps}: agent saved in "
               f"{trained.agent_dir}, resumable checkpoint in {run.resume_dir}\n"
@@ -350,9 +363,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return compare(args, cfg, run, base, trained)
 
 
-def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines | None:
+def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines:
     """Phase 1: the baselines on the held-out seeds (kept in the checkpoint: a resumed run reuses
-    them) → the reference lines of TensorBoard and the plot. None when interrupted."""
+    them) → the reference lines of TensorBoard and the plot. SIGINT/SIGTERM raise
+    :class:`agents.checkpoint.Stopped` (the worker processes are ended on the way out)."""
+    from agents.checkpoint import StopNow
     from baselines.harness import EpisodeStats, evaluate, parse_entry
     from baselines.report import summarize
 
@@ -360,14 +375,12 @@ def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Base
     if run.state.get("baselines"):
         results = [EpisodeStats(**r) for r in run.state["baselines"]]
     else:
-        try:
-            from agents.defaults import id_baselines
+        from agents.defaults import id_baselines
 
-            names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
+        names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
+        with StopNow():
             results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
                                workers=args.workers, progress=run.progress)
-        except KeyboardInterrupt:
-            return None
     refs = {r["controller"].replace("-", "_"): {"goodput": r["goodput"], "throughput": r["throughput"]}
             for r in summarize(results) if r["controller"] in ("greedy-saa", "optimal-uniform")}
     return Baselines(results, time.perf_counter() - t0, refs)
@@ -442,8 +455,11 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
         print(f"training PPO: steps {model.num_timesteps} → {args.timesteps}, log dir {out}", flush=True)
         t0 = time.perf_counter()
         if remaining > 0:
-            model.learn(remaining, callback=callbacks, progress_bar=run.progress, tb_log_name="ppo",
-                        reset_num_timesteps=not args.resume)
+            try:
+                model.learn(remaining, callback=callbacks, progress_bar=run.progress, tb_log_name="ppo",
+                            reset_num_timesteps=not args.resume)
+            except OSError as e:  # a checkpoint or the logs could not be written (disk full, read-only, …)
+                return _stop_on_io_error(e, model, checkpoint, run)
         seconds = time.perf_counter() - t0
     extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack,
              "reward": getattr(args, "reward", None) or "goodput"}
@@ -452,6 +468,29 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     model.get_env().close()
     return Trained(agent_dir, metrics.history, seconds, int(model.num_timesteps),
                    stop.signal_name if stop.requested else None)
+
+
+def _stop_on_io_error(e: OSError, model, checkpoint, run: Run) -> Trained:
+    """Training stopped by an I/O error: one line naming the path, then the resumable state is
+    saved if it can be (one more line if it cannot)."""
+    where = f" {e.filename}" if e.filename else ""
+    print(f"train.py: could not write{where}: {e.strerror or e}; training stopped at step {model.num_timesteps}",
+          file=sys.stderr, flush=True)
+    try:
+        checkpoint()
+    except OSError as e2:
+        print(f"train.py: could not save the resumable state to {run.resume_dir}: {e2.strerror or e2}"
+              + (f" ({e2.filename})" if e2.filename else ""), file=sys.stderr, flush=True)
+        saved = False
+    else:
+        print(f"resumable checkpoint in {run.resume_dir}; continue with: python train.py --resume {run.out}",
+              file=sys.stderr, flush=True)
+        saved = True
+    try:
+        model.get_env().close()
+    except Exception:  # noqa: BLE001 - already stopping on an error
+        pass
+    return Trained(run.resume_dir, [], 0.0, int(model.num_timesteps), None, io_error=str(e), resumable=saved)
 
 
 def compare(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines, trained: Trained) -> dict[str, Any]:

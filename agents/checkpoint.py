@@ -101,6 +101,29 @@ class GracefulStop:
             signal.signal(s, h)
 
 
+class Stopped(BaseException):
+    """Raised by :class:`StopNow` in the main thread when SIGINT/SIGTERM arrives (a
+    BaseException, like KeyboardInterrupt, so ``except Exception`` blocks let it through)."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+    @property
+    def exit_code(self) -> int:
+        return 130 if self.signal_name == "SIGINT" else 143
+
+
+class StopNow(GracefulStop):
+    """Like :class:`GracefulStop`, for work with nothing to save midway (e.g. the baseline
+    phase): SIGINT/SIGTERM raise :class:`Stopped` at once, so the code unwinds and ends its
+    worker processes (:func:`baselines.parallel.parallel_map` does)."""
+
+    def _handle(self, signum, frame) -> None:
+        self.signal_name = signal.Signals(signum).name
+        raise Stopped(self.signal_name)
+
+
 class RunSafetyCallback(BaseCallback):
     """Stops ``learn()`` when a :class:`GracefulStop` was signalled, and writes the resumable
     checkpoint every ``interval_s`` seconds of wall-clock time (``save`` is called with the
@@ -122,4 +145,4 @@ class RunSafetyCallback(BaseCallback):
         return True
 
 
-__all__ = ["GracefulStop", "RunSafetyCallback", "load_resumable", "read_state", "save_resumable"]
+__all__ = ["GracefulStop", "RunSafetyCallback", "StopNow", "Stopped", "load_resumable", "read_state", "save_resumable"]

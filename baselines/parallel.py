@@ -28,16 +28,44 @@ def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) as ex:
+        ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_ignore_sigint)
+        try:
             # small chunks: items can differ 100× in cost (K = 5 vs 40), big chunks leave one
             # worker busy at the end while the other idles
             for r in ex.map(fn, items, chunksize=max(1, min(8, len(items) // (64 * workers)))):
                 out.append(r)
                 if bar:
                     bar.update(1)
+        except BaseException:  # Ctrl-C, a stop signal, a job's error: no worker outlives the call
+            if bar:
+                bar.close()
+            _abort(ex)
+            raise
+        ex.shutdown()
     if bar:
         bar.close()
     return out
+
+
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C (sent to the whole process group) to the parent, which ends them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _abort(ex) -> None:
+    """Cancel the pending jobs and end the executor's processes (terminate, then kill)."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())
+    ex.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join(timeout=2.0)
+        if p.is_alive():
+            p.kill()
+            p.join(timeout=1.0)
 
 
 class RayConnectionError(ConnectionError):

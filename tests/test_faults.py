@@ -1,8 +1,11 @@
 """Training faults at the command line: refusals are one line, never a traceback."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,3 +22,115 @@ def test_resume_timesteps_below_done_refused(tmp_path):
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert "--timesteps 3000" in proc.stderr and "5168" in proc.stderr
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        import psutil
+
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except ImportError:
+        pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie is dead (it only waits for its parent to reap it)
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
+    proc = subprocess.Popen([sys.executable, "train.py", "--quick", "--workers", "2", "--no-progress",
+                             "--eval-episodes", "200", "--log-dir", str(tmp_path / "run")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 25
+        kids: list[int] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            kids = _children(proc.pid)
+            if len(kids) >= 3:  # the resource tracker and the two workers
+                break
+            time.sleep(0.1)
+        assert len(kids) >= 3, f"no baseline workers seen: {kids}"
+        time.sleep(0.5)
+        kids = sorted(set(kids) | set(_children(proc.pid)))
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
+    assert "stopped by SIGTERM during the baseline phase; nothing to resume yet" in stderr
+    assert "Traceback" not in stderr + stdout
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in kids):
+        time.sleep(0.1)
+    assert not [p for p in kids if _alive(p)]
+
+
+def _checkpoints_into_a_file(monkeypatch, tmp_path):
+    """The periodic checkpoint's folder is a file: its save raises a real NotADirectoryError."""
+    from stable_baselines3.common.callbacks import CheckpointCallback
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    monkeypatch.setattr(CheckpointCallback, "_checkpoint_path",
+                        lambda self, checkpoint_type="", extension="": str(blocker / f"ppo.{extension}"))
+    return blocker
+
+
+TINY = ["--quick", "--workers", "1", "--no-progress", "--eval-episodes", "1", "--checkpoint-freq", "1024",
+        "--timesteps", "2048"]
+
+
+def test_io_error_in_a_periodic_checkpoint_stops_resumably(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT))
+    import train
+    from agents.checkpoint import read_state
+
+    log_dir = tmp_path / "run"
+    blocker = _checkpoints_into_a_file(monkeypatch, tmp_path)
+    res = train.main([*TINY, "--log-dir", str(log_dir)])
+    err = capsys.readouterr().err
+    assert res["exit_code"] == train.EXIT_IO_ERROR != 0
+    assert f"could not write {blocker}" in err and "training stopped at step 1024" in err
+    assert "Traceback" not in err
+    assert read_state(log_dir / "resume")["num_timesteps"] == 1024
+    monkeypatch.undo()
+    res = train.main(["--resume", str(log_dir), "--timesteps", "2048", "--no-progress"])
+    assert res["exit_code"] == 0
+    assert read_state(log_dir / "resume")["num_timesteps"] == 2048
+
+
+def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(ROOT))
+    import train
+
+    log_dir = tmp_path / "run"
+    log_dir.mkdir()
+    (log_dir / "resume.tmp").write_text("")  # the resumable save's staging folder is a file
+    _checkpoints_into_a_file(monkeypatch, tmp_path)
+    res = train.main([*TINY, "--log-dir", str(log_dir)])
+    err = capsys.readouterr().err
+    assert res["exit_code"] == train.EXIT_IO_ERROR and res["resumable"] is False
+    assert f"could not save the resumable state to {log_dir / 'resume'}: " in err
+    assert "Traceback" not in err
