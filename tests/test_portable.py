@@ -93,7 +93,9 @@ def test_portable_decisions_equal_the_sb3_policy_mode_of_the_committed_agent():
     import msenv  # noqa: F401
     from agents import load_agent
 
-    for path in COMMITTED:
+    with_sb3 = [p for p in COMMITTED if (p / "model.zip").exists()]  # the leaderboard's agents ship portable files only
+    assert with_sb3
+    for path in with_sb3:
         portable, sb3 = load_agent(path), load_agent(path, sb3=True)
         env = gym.make(json.loads((path / "agent.json").read_text()).get("env_id", "msenv/MultiSpin-Cells-v0"))
         for seed in range(4):
