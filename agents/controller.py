@@ -90,8 +90,8 @@ class PPOController(Controller):
 
     Built from an SB3 ``model`` (its numpy decision policy is copied out) or, as
     :func:`load_agent` does, from a numpy ``policy`` alone (no torch, no pickle); ``obs_rms``
-    holds the observation statistics (``.mean``, ``.var``: VecNormalize's ``obs_rms`` or an
-    :class:`~agents.portable.ObsNormalization`), or None."""
+    holds the observation statistics: VecNormalize's ``obs_rms`` (with ``clip_obs``, ``epsilon``),
+    an :class:`~agents.portable.ObsNormalization` (used as it is), or None."""
 
     def __init__(self, model=None, obs_rms=None, clip_obs: float = 10.0, epsilon: float = 1e-8,
                  config: SystemConfig | None = None, name: str = "ppo", frame_stack: int = 1, *, policy=None) -> None:
@@ -101,8 +101,11 @@ class PPOController(Controller):
         self.model = model
         self.name = name
         self.config = config
-        self.normalization = None if obs_rms is None else ObsNormalization(
-            np.asarray(obs_rms.mean, dtype=np.float64), np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
+        if obs_rms is None or isinstance(obs_rms, ObsNormalization):
+            self.normalization = obs_rms
+        else:  # VecNormalize's running statistics
+            self.normalization = ObsNormalization(np.asarray(obs_rms.mean, dtype=np.float64),
+                                                  np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
         if policy is None:
             from .setpolicy import DeviceSetPolicy, NumpySetPolicy
 
@@ -203,8 +206,7 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
     if not sb3:
         policy, normalization, meta = read_portable(path)
         return PPOController(None, normalization, config=_config_of(meta, path / AGENT_FILE), name=name,
-                             frame_stack=int(meta.get("frame_stack", 1)), policy=policy,
-                             **({} if normalization is None else {"clip_obs": normalization.clip, "epsilon": normalization.epsilon}))
+                             frame_stack=int(meta.get("frame_stack", 1)), policy=policy)
     from stable_baselines3 import PPO
 
     if not (path / MODEL_FILE).exists():

@@ -69,7 +69,7 @@ def controller_methods(names: Sequence[str]) -> list[Method]:
 def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
     """``[LABEL=]DIR [DIR ...]`` → one learned method, a seed per directory (loaded with the
     ``msenv.agents`` entry point, as ``baselines.evaluate --agent`` does)."""
-    from .evaluate import agent_loader
+    from .evaluate import agent_loader, check_agent_dir
 
     if not spec:
         raise ValueError("--agent needs at least one directory")
@@ -83,8 +83,7 @@ def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
         raise ValueError(f"--agent {' '.join(spec)}: label {label!r} is empty or taken; name it LABEL=DIR")
     entries = []
     for i, d in enumerate(dirs):
-        if not (Path(d) / "agent.json").exists():
-            raise ValueError(f"--agent {d}: no saved agent there (expected agent.json and policy.npz)")
+        check_agent_dir(d)
         entries.append(Entry(f"{label}#{i}", agent_loader()(d, f"{label}#{i}")))
     return Method(label, "agent", tuple(entries), tuple(dirs))
 
@@ -294,8 +293,8 @@ def check_result(result: Any, recompute: bool = True) -> None:
             for m, a in per.items():
                 if not np.allclose(a, result["scores"][s][m], rtol=1e-12):
                     raise ValueError(f"method {m!r}: {s} scores do not follow from the episodes")
-                if not np.allclose(_point(a), result["aggregates"][s][m]["iqm"][:1] + result["aggregates"][s][m]["mean"][:1]
-                                   + result["aggregates"][s][m]["optimality_gap"][:1], rtol=1e-9):
+                agg = result["aggregates"][s][m]
+                if not np.allclose(_point(a), [agg[k][0] for k in ("iqm", "mean", "optimality_gap")], rtol=1e-9):
                     raise ValueError(f"method {m!r}: {s} aggregates do not follow from the scores")
 
 

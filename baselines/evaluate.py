@@ -42,6 +42,12 @@ def agent_loader(kind: str = "ppo") -> Callable:
     return found[kind].load()
 
 
+def check_agent_dir(path: str | Path, flag: str = "--agent") -> None:
+    """Refuse (``ValueError`` naming ``flag`` and ``path``) a directory that holds no saved agent."""
+    if not (Path(path) / "agent.json").exists():
+        raise ValueError(f"{flag} {path}: no saved agent there (expected agent.json and policy.npz)")
+
+
 def controller_help() -> str:
     """One line per name ``--controllers`` accepts (from the registry's docstrings)."""
     lines = []
@@ -84,8 +90,7 @@ def make_entries(controllers: Sequence[str], agents: Sequence[str] = ()) -> list
     entries = [parse_entry(s) for s in controllers]
     for path in agents:
         label = agent_label(path, [e.label for e in entries])
-        if not (Path(path) / "agent.json").exists():
-            raise ValueError(f"--agent {path}: no saved agent there (expected agent.json and policy.npz)")
+        check_agent_dir(path)
         entries.append(Entry(label, agent_loader()(path, label)))
     return entries
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from baselines.evaluate import check_agent_dir
 from baselines.harness import Entry, evaluate, parse_entry
 from baselines.report import summarize, write_csv, write_json
 from msenv import ENV_IDS, resolve_config
@@ -99,8 +100,8 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
     out.mkdir(parents=True, exist_ok=True)
     ks, kinds = ((5, 20), ("paper", "weak-hetero")) if quick else (KS, tuple(CELL_TYPES))
     for flag, path in (("--agent", agent), ("--mlp-agent", mlp_agent)):
-        if path and not (Path(path) / "agent.json").exists():
-            raise ValueError(f"{flag} {path}: no saved agent there (expected agent.json and policy.npz)")
+        if path:
+            check_agent_dir(path, flag)
     rows, episodes_out = [], []
     t0 = time.perf_counter()
     for kind in kinds:
