@@ -1,11 +1,12 @@
 """Vectorised training/evaluation environments for SB3.
 
 ``kind="batched"`` (default): :class:`msenv.vector.MultiSpinVectorEnv` behind the SB3 adapter —
-all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024).
+all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024);
+for a cell generator (:class:`~msenv.cells.CellConfig`: each env its own K) the padded
+:class:`msenv.cells.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
+or, for a base with the model §11 dynamics, the ``DummyVecEnv``.
 ``kind="subproc"``: SB3 ``SubprocVecEnv`` (start method ``spawn``) of Monitor-wrapped single envs;
-``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys. A cell
-generator (:class:`~msenv.cells.CellConfig`: each env its own K) has no batched kernel:
-``"batched"`` gives the ``DummyVecEnv`` there.
+``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.cells import CellConfig, make_env
+from msenv.cells import CellConfig, MultiSpinCellsVectorEnv, make_env
 from msenv.config import SystemConfig
 from msenv.env import SUMMARY_KEYS, RoundMetrics
 from msenv.sb3 import SB3VecEnv
@@ -41,10 +42,11 @@ def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind
     """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1``."""
     if kind not in VEC_KINDS:
         raise ValueError(f"vec env kind={kind!r} is invalid; allowed: {', '.join(VEC_KINDS)}")
-    if kind == "batched" and isinstance(config, CellConfig):
+    if kind == "batched" and isinstance(config, CellConfig) and not config.base.is_paper_scenario:
         kind = "dummy"
     if kind == "batched":
-        venv: VecEnv = SB3VecEnv(MultiSpinVectorEnv(n_envs, config))
+        batched = MultiSpinCellsVectorEnv if isinstance(config, CellConfig) else MultiSpinVectorEnv
+        venv: VecEnv = SB3VecEnv(batched(n_envs, config))
     elif kind == "subproc":
         venv = SubprocVecEnv([_SingleFactory(config) for _ in range(n_envs)], start_method="spawn")
     else:

@@ -71,13 +71,25 @@ def info_keys(cfg: SystemConfig) -> tuple[str, ...]:
 SUMMARY_KEYS = ("mean_gamma", "share_accepted", "share_ul", "share_dl")
 
 
-def round_summary(gamma: np.ndarray, modes: np.ndarray) -> dict[str, np.ndarray]:
-    """Mean draft length and the shares of devices all-accepted / UL / DL, over the last axis."""
+def round_summary(gamma: np.ndarray, modes: np.ndarray, num_devices: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Mean draft length and the shares of devices all-accepted / UL / DL, over the last axis;
+    with ``num_devices`` [rows] (cells padded to a common number of slots), over each row's
+    first ``num_devices`` slots only."""
+    if num_devices is None:
+        return {
+            "mean_gamma": np.mean(gamma, axis=-1),
+            "share_accepted": np.mean(modes == MODE_NONE, axis=-1),
+            "share_ul": np.mean(modes == MODE_UL, axis=-1),
+            "share_dl": np.mean(modes == MODE_DL, axis=-1),
+        }
+    k = np.asarray(num_devices)
+    mask = np.arange(np.shape(gamma)[-1]) < k[..., None]
+    n = np.maximum(k, 1)
     return {
-        "mean_gamma": np.mean(gamma, axis=-1),
-        "share_accepted": np.mean(modes == MODE_NONE, axis=-1),
-        "share_ul": np.mean(modes == MODE_UL, axis=-1),
-        "share_dl": np.mean(modes == MODE_DL, axis=-1),
+        "mean_gamma": np.where(mask, gamma, 0).sum(axis=-1) / n,
+        "share_accepted": (mask & (modes == MODE_NONE)).sum(axis=-1) / n,
+        "share_ul": (mask & (modes == MODE_UL)).sum(axis=-1) / n,
+        "share_dl": (mask & (modes == MODE_DL)).sum(axis=-1) / n,
     }
 
 

@@ -21,15 +21,15 @@ from . import acceptance, channel, dynamics
 from ._numeric import compile_notice
 from .config import SystemConfig
 from .context import ORACLE_MODES, RoundContext, context, validate_action
-from .goodput import RoundResult, kernel_outputs, kernel_result, round_rows
-from .observation import GLOBAL_FEATURES, device_features, gain_slots, obs_size, observe, static_obs
-from .slots import FR, IR, RP, SP
+from .goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
+from .observation import DS, GLOBAL_FEATURES, device_features, gain_slots, obs_size, observe, static_obs
+from .slots import FR, IR, PR, RP, SP
 from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_constants, step_draws
 
 __all__ = [
     "GLOBAL_FEATURES", "ORACLE_MODES", "REQUEST_POOL", "RoundContext", "State", "context", "device_features",
     "fading_draws", "obs_size", "observe", "reset_draws", "reset_state", "step_draws", "step_state",
-    "validate_action", "warm_up",
+    "step_padded_cells", "validate_action", "warm_up",
 ]
 
 
@@ -128,3 +128,83 @@ def _step_paper(u, state, gamma, cfg):
     new.__dict__.update(s.__dict__)
     new.__dict__.update(g_ul=reals[FR.g_ul_next], g_dl=reals[FR.g_dl_next], t=s.t + 1, obs=obs)
     return new, kernel_result(ints, reals, rej, modes, per_round)
+
+
+# the blocks' sizes as plain ints for the compiled code: the paper step's (kernel_outputs(…, extra=2))
+_ROUND_INTS, _STEP_INTS, _STEP_REALS, _PER_ROUND = len(RoundInts), len(RoundInts) + 2, len(RoundReals) + 2, len(PR)
+
+
+@njit(cache=True, error_model="numpy")
+def _padded_cells_rows(u, n_draws, k, live, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, static,
+                       n_features, speed_slot, template, obs, ints, reals, rejected, modes, per_round):
+    """The paper step of cells of different sizes, padded to ``k_max`` device slots (compiled):
+    row r holds a cell of ``k[r]`` devices in slots ``0 … k[r] − 1``, its uniforms in
+    ``u[r, :n_draws[r]]`` and its single-cell static observation in ``static[r, :k[r]·F + G]``.
+    Each live row plays :func:`_paper_rows` on exactly its own devices (the arrays of a single
+    cell, so a row's round is the single-cell env's, bit for bit); padded slots take no part and
+    their outputs stay as given (zeros). Updates ``g_ul``/``g_dl`` in place to the next round's
+    gains and writes the padded observation (``template`` with the device rows' and the globals'
+    entries of the cell's observation, all but the ``speed_slot``) into ``obs``."""
+    b, k_max = gamma.shape
+    f = n_features
+    n_glob = static.shape[1] - k_max * f
+    row = f + 1
+    for r in range(b):
+        if not live[r]:
+            continue
+        kr = k[r]
+        o_ints = np.empty((_STEP_INTS, 1, kr), np.int64)
+        o_reals = np.empty((_STEP_REALS, 1, kr))
+        o_rej = np.empty((1, kr), np.bool_)
+        o_modes = np.empty((1, kr), np.int8)
+        o_round = np.empty((_PER_ROUND, 1))
+        o_obs = np.empty((1, kr * f + n_glob), np.float32)
+        _paper_rows(np.ascontiguousarray(u[r:r + 1, : n_draws[r]]), np.ascontiguousarray(alpha[r:r + 1, :kr]),
+                    np.ascontiguousarray(t_draft[r:r + 1, :kr]), np.ascontiguousarray(beta[r:r + 1, :kr]),
+                    np.ascontiguousarray(g_ul[r:r + 1, :kr]), np.ascontiguousarray(g_dl[r:r + 1, :kr]),
+                    np.ascontiguousarray(p_ul[r:r + 1]), np.ascontiguousarray(p_dl[r:r + 1]),
+                    np.ascontiguousarray(gamma[r:r + 1, :kr]), consts,
+                    np.ascontiguousarray(static[r:r + 1, : kr * f + n_glob]), o_ints, o_reals, o_rej, o_modes,
+                    o_round, o_obs)
+        for i in range(kr):
+            for j in range(_ROUND_INTS):
+                ints[j, r, i] = o_ints[j, 0, i]
+            reals[FR.dl_power, r, i] = o_reals[FR.dl_power, 0, i]
+            reals[FR.ul_delay, r, i] = o_reals[FR.ul_delay, 0, i]
+            g_ul[r, i] = o_reals[FR.g_ul_next, 0, i]
+            g_dl[r, i] = o_reals[FR.g_dl_next, 0, i]
+            rejected[r, i] = o_rej[0, i]
+            modes[r, i] = o_modes[0, i]
+        for j in range(_PER_ROUND):
+            per_round[j, r] = o_round[j, 0]
+        obs[r] = template[r]
+        for i in range(kr):
+            for j in range(f):
+                if j != speed_slot:
+                    obs[r, i * row + j] = o_obs[0, i * f + j]
+        for j in range(n_glob):
+            obs[r, k_max * row + j] = o_obs[0, kr * f + j]
+
+
+def step_padded_cells(u: np.ndarray, n_draws: np.ndarray, k: np.ndarray, live: np.ndarray, state: State,
+                      gamma: np.ndarray, template: np.ndarray, cfg: SystemConfig) -> tuple[np.ndarray, RoundResult]:
+    """One paper-scenario round of B cells of different sizes in one kernel call.
+
+    ``state`` holds the cells padded to ``k_max`` slots (arrays [B, k_max]; ``static_obs``
+    [B, k_max·F + G], row r's first ``k[r]·F + G`` entries its cell's), ``u`` [B, ≥ n_draws] the
+    uniforms each cell drew for its step, ``gamma`` [B, k_max] the draft lengths (slots past
+    ``k[r]`` ignored), ``live`` [B] which rows play (the others are left untouched) and
+    ``template`` [B, obs] each cell's padded observation with its per-episode entries.
+    ``cfg`` is any cell's config (the step's constants do not depend on K). Updates the state's
+    gains in place and returns the padded observations [B, obs] and the round's result, padded
+    slots and rows that did not play all zeros. Each row's numbers are those of
+    :func:`step_state` on its cell alone, bit for bit."""
+    b, k_max = gamma.shape
+    ints, reals, rej, modes, per_round = outs = kernel_outputs(b, k_max)
+    for block in outs:
+        block.fill(0)
+    obs = np.zeros_like(template)
+    _padded_cells_rows(u, n_draws, k, live, state.alpha, state.t_draft, state.beta, state.g_ul, state.g_dl,
+                       state.p_ul_w, state.p_dl_w, np.ascontiguousarray(gamma, dtype=np.int64), step_constants(cfg),
+                       state.static_obs, device_features(cfg), DS.speed, template, obs, *outs)
+    return obs, kernel_result(ints, reals, rej, modes, per_round)
