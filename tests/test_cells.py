@@ -190,3 +190,87 @@ def test_pettingzoo_cells_variant():
     _, r, *_ = single.step(np.full(5, 2))
     assert all(v == r for v in rew.values())
     assert pz.state().shape == single.observation_space.shape
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
+    """Every sub-env's round in one kernel call over cells padded to k_max gives exactly what
+    Gymnasium's SyncVectorEnv of single cell envs gives: observations, rewards, ends and the
+    per-round info (in same-step mode SyncVectorEnv moves the last round's info to
+    final_info; the batched env keeps it in info, so only the shared keys are compared)."""
+    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+
+    cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0))
+    fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells, autoreset_mode=mode)
+    o1, i1 = fast.reset(seed=7)
+    o2, i2 = slow.reset(seed=7)
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_array_equal(i1["num_devices"], i2["num_devices"])
+    rng = np.random.default_rng(0)
+    ends = 0
+    for t in range(19):
+        act = rng.integers(0, cells.gamma_max + 1, (5, 12))
+        a, b = fast.step(act), slow.step(act)
+        for x, y in zip(a[:4], b[:4]):
+            np.testing.assert_array_equal(x, y)
+        ends += int(b[3].sum())
+        for key, val in b[4].items():
+            if key in ("final_info", "_final_info") or (mode == "same_step" and key.endswith("num_devices")):
+                continue
+            if key == "final_obs":
+                for u, v in zip(a[4][key], val):
+                    assert (u is None) == (v is None) and (v is None or np.array_equal(u, v))
+                continue
+            assert a[4][key].dtype == val.dtype, key
+            np.testing.assert_array_equal(a[4][key], val, err_msg=f"{mode} step {t} info[{key!r}]")
+    assert ends >= 5  # every sub-env crossed an episode end
+    # padded slots: any entries there change nothing
+    fast.reset(seed=1)
+    k = fast.num_devices
+    act = np.full((5, 12), 3)
+    junk = act.copy()
+    for i in range(5):
+        junk[i, k[i]:] = cells.gamma_max
+    o_a, r_a, *_ = fast.step(act)
+    fast.reset(seed=1)
+    o_b, r_b, *_ = fast.step(junk)
+    np.testing.assert_array_equal(o_a, o_b)
+    np.testing.assert_array_equal(r_a, r_b)
+
+
+def test_make_vec_and_sb3_take_the_batched_cells_env():
+    from agents.envs import make_vec_env
+    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+
+    vec = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point")
+    assert isinstance(vec, MultiSpinCellsVectorEnv)
+    dyn = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point",
+                       channel_dynamics="gauss_markov")
+    assert isinstance(dyn, MultiSpinCellsSyncVectorEnv)
+    with pytest.raises(ValueError, match="num_envs=0"):
+        MultiSpinCellsVectorEnv(0)
+    with pytest.raises(ValueError, match="autoreset_mode='disabled'"):
+        MultiSpinCellsVectorEnv(2, autoreset_mode="disabled")
+    with pytest.raises(TypeError, match="'foo'"):
+        MultiSpinCellsVectorEnv(2, foo=1)
+    v = MultiSpinCellsVectorEnv(2)
+    v.reset(seed=0)
+    with pytest.raises(ValueError, match=r"actions of shape \(2, 49\)"):
+        v.step(np.zeros((2, 49), np.int64))
+    # SB3: the same transitions as the DummyVecEnv of Monitor-wrapped single envs
+    cells = CellConfig().replace(k_range=(1, 9), k_max=9, episode_length=3)
+    a, b = make_vec_env(cells, 3, 11, "batched"), make_vec_env(cells, 3, 11, "dummy")
+    assert type(a).__name__ == "SB3VecEnv" and type(b).__name__ == "DummyVecEnv"
+    np.testing.assert_array_equal(a.reset(), b.reset())
+    rng = np.random.default_rng(2)
+    for _ in range(7):
+        act = rng.integers(0, cells.gamma_max + 1, (3, 9))
+        (o1, r1, d1, i1), (o2, r2, d2, i2) = a.step(act), b.step(act)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(d1, d2)
+        for x, y in zip(i1, i2):
+            for key in ("episode_throughput", "mean_gamma", "share_ul", "share_dl", "share_accepted"):
+                assert x[key] == pytest.approx(y[key], rel=1e-12)
+            if "terminal_observation" in y:
+                np.testing.assert_array_equal(x["terminal_observation"], y["terminal_observation"])

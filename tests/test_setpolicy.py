@@ -170,3 +170,45 @@ def test_a_cells_agent_acts_in_any_cell_and_in_single_cell_envs(tmp_path):
     so, _ = dyn.reset(seed=0)
     with pytest.raises(ValueError, match="device rows of 6 entries"):
         agent.act(dyn.context, so)
+
+
+def test_the_packed_masked_pass_equals_the_padded_one_with_its_gradients():
+    """The masked extractor's fast pass (devices only, split layers) against the padded pass it
+    replaces (_encode/_actor): the same latents on the device slots, zeros on padded ones, the
+    same value, and the same gradients of a loss on the logits and the value."""
+    from agents.setpolicy import DeviceHead, DeviceSetExtractor
+
+    torch.manual_seed(0)
+    b, k, f, g, h = 9, 7, 5, 3, 16
+    rng = np.random.default_rng(0)
+    obs = np.zeros((b, k * f + g), np.float32)
+    rows = obs[:, : k * f].reshape(b, k, f)
+    for r, n in enumerate(rng.integers(1, k + 1, b)):
+        rows[r, :n, :-1] = rng.uniform(-1, 1, (n, f - 1))
+        rows[r, :n, -1] = 1.0
+    obs[:, k * f:] = rng.uniform(-1, 1, (b, g))
+    x = torch.as_tensor(obs)
+    for pooling in ("mean", "meanmax"):
+        ext = DeviceSetExtractor(k, f, g, h, masked=True, pooling=pooling)
+        head = DeviceHead(k, h, 4, masked=True)
+
+        def loss(actor, value):
+            return head(actor).log_softmax(-1).square().sum() + value.square().sum()
+
+        enc, pooled, glob, mask = ext._encode(x)
+        dense = ext._actor(enc, pooled, mask), ext.rho(torch.cat([pooled, glob], dim=-1))
+        l_dense = loss(*dense)
+        grads_dense = torch.autograd.grad(l_dense, list(ext.parameters()) + list(head.parameters()))
+        packed = ext(x)
+        l_packed = loss(*packed)
+        grads_packed = torch.autograd.grad(l_packed, list(ext.parameters()) + list(head.parameters()))
+        m = torch.as_tensor(rows[..., -1] > 0.5)
+        lat_d, lat_p = dense[0].reshape(b, k, h + 1), packed[0].reshape(b, k, h + 1)
+        assert torch.allclose(lat_p[m], lat_d[m], atol=1e-6)
+        assert torch.all(lat_p[~m] == 0)
+        assert torch.allclose(packed[1], dense[1], atol=1e-6)
+        assert torch.allclose(head(packed[0]), head(dense[0]), atol=1e-5)
+        assert float(l_packed.detach()) == pytest.approx(float(l_dense.detach()), rel=1e-5)
+        for u, v in zip(grads_packed, grads_dense):
+            assert torch.allclose(u, v, atol=1e-5, rtol=1e-4)
+        assert torch.allclose(ext.forward_actor(x), packed[0]) and torch.allclose(ext.forward_critic(x), packed[1])
