@@ -78,9 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
-    tr.add_argument("--reward", choices=("goodput", "throughput"), default=None,
+    tr.add_argument("--reward", choices=("goodput", "throughput", "per-device"), default=None,
                     help="what PPO maximises: goodput, the env's per-round N/T; throughput, N − λT per round with λ "
-                         "the greedy's throughput on the held-out episodes (aligned with the long-run Σ N / Σ T). "
+                         "the greedy's throughput on the held-out episodes (aligned with the long-run Σ N / Σ T); "
+                         "per-device, N/T divided by the cell's K (the same best lengths, every cell weighted alike). "
                          "Default: the id's (goodput unless agents.defaults says otherwise)")
     tr.add_argument("--policy", choices=("mlp", "set"), default=None,
                     help="mlp: an MLP over the flat observation; set: one network shared by every device with a "
@@ -404,6 +405,10 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     done_steps = int(run.state.get("num_timesteps", 0))
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
     def rewarded(venv):  # the same reward in training and in the EvalCallback's episodes
+        if getattr(args, "reward", None) == "per-device":
+            from agents.envs import PerDeviceReward
+
+            return PerDeviceReward(venv, getattr(cfg, "num_devices", 1))
         if getattr(args, "reward", None) != "throughput":
             return venv
         from agents.envs import ThroughputReward

@@ -73,8 +73,32 @@ def normalize(venv: VecEnv, gamma: float, training: bool = True, norm_obs: bool 
     return VecNormalize(venv, training=training, norm_obs=norm_obs, norm_reward=training, gamma=gamma, **kwargs)
 
 
-#: the rewards PPO can train on: the env's per-round goodput, or the throughput-aligned N − λT
-REWARDS = ("goodput", "throughput")
+#: the rewards PPO can train on: the env's per-round goodput, the throughput-aligned N − λT, or
+#: the goodput per device (G / K: the same best action in every state, each cell weighted alike)
+REWARDS = ("goodput", "throughput", "per-device")
+
+
+class PerDeviceReward(VecEnvWrapper):
+    """Divides each round's reward by its cell's number of devices K (``info["num_devices"]``,
+    else the config's ``num_devices``).
+
+    With the zero discount each round is its own decision and K is fixed within an episode, so
+    the best draft lengths in every state are unchanged; what changes is each state's weight in
+    the policy gradient. Goodput grows about linearly with K, so on a cell generator's K ~ U{5 …
+    50} the largest cells would otherwise carry most of every update (and of the critic's
+    error), and the small cells' lengths would barely be learnt."""
+
+    def __init__(self, venv: VecEnv, num_devices: int) -> None:
+        super().__init__(venv)
+        self.num_devices = int(num_devices)
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rew, done, infos = self.venv.step_wait()
+        k = np.array([info.get("num_devices", self.num_devices) for info in infos], dtype=np.float64)
+        return obs, (rew / k).astype(np.float32), done, infos
 
 
 class ThroughputReward(VecEnvWrapper):

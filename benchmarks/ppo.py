@@ -1,11 +1,15 @@
 """PPO learning speed (prints its figures; ratios measured side by side in one run).
 
-    python -m benchmarks.ppo [--steps 16384] [--repeats 2]
+    python -m benchmarks.ppo [--steps 16384] [--repeats 2] [--part {all,main,cells}]
 
 1. ``learn()`` steps/s with the main job's settings (``train.py``: 16 batched envs behind
    VecNormalize, ``agents.ppo.DEFAULT_PPO``, one torch thread), SB3's stock ``MlpPolicy`` vs
    ``agents.distributions.MultiSpinPolicy`` (what ``agents.ppo.make_ppo`` builds), alternated.
 2. SB3 PPO (stock ``MlpPolicy``, SB3 defaults) on 8 ``make_vec_env`` envs: msenv vs CartPole-v1.
+3. The cell generator (``msenv/MultiSpin-Cells-v0``, what ``train.py --env-id`` builds: the
+   device-set policy on 16 batched cells envs) against the paper id (the main job's MLP, and the
+   set policy), ``learn()`` steps/s alternated; and the cells env alone, 16 sub-envs, the
+   batched :class:`msenv.cells.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
 """
 
 from __future__ import annotations
@@ -60,12 +64,50 @@ def make_vec_env_rates(steps: int, repeats: int) -> dict[str, list[float]]:
     return out
 
 
+def cells_rates(steps: int, repeats: int) -> dict[str, list[float]]:
+    from agents.envs import make_vec_env, normalize
+    from agents.ppo import make_ppo
+    from agents.setpolicy import set_layout
+    from msenv import SystemConfig, env_config
+
+    paper, cells = SystemConfig(), env_config("msenv/MultiSpin-Cells-v0")
+    runs = {"paper id, MLP": (paper, "mlp"), "paper id, set policy": (paper, "set"), "Cells id, set policy": (cells, "set")}
+    out: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, (cfg, policy) in runs.items():
+            venv = normalize(make_vec_env(cfg, 16, 0), gamma=0.0, norm_obs=policy != "set")
+            kw = {"policy_kwargs": set_layout(cfg)} if policy == "set" else {}
+            out[name].append(_learn_rate(make_ppo(venv, seed=0, policy=policy, **kw), steps))
+    return out
+
+
+def cells_env_rates(rounds: int, repeats: int) -> dict[str, list[float]]:
+    from msenv import env_config
+    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+
+    cells = env_config("msenv/MultiSpin-Cells-v0")
+    out: dict[str, list[float]] = {"batched": [], "stepped (SyncVectorEnv)": []}
+    act = np.full((16, cells.k_max), 3)
+    for _ in range(repeats):
+        for name, cls in zip(out, (MultiSpinCellsVectorEnv, MultiSpinCellsSyncVectorEnv)):
+            env = cls(16, cells)
+            env.reset(seed=0)
+            env.step(act)
+            t0 = time.perf_counter()
+            for _ in range(rounds):
+                env.step(act)
+            out[name].append(16 * rounds / (time.perf_counter() - t0))
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m benchmarks.ppo``."""
     ap = argparse.ArgumentParser(prog="python -m benchmarks.ppo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=16384)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--part", choices=("all", "main", "cells"), default="all",
+                    help="which measurements: the main job's (1, 2), the cell generator's (3), or all")
     return ap
 
 
@@ -74,6 +116,10 @@ def main(argv=None) -> None:
 
     args = build_parser().parse_args(argv)
     torch.set_num_threads(1)
+    if args.part in ("all", "cells"):
+        _print_cells(args)
+    if args.part == "cells":
+        return
     r = main_job_rates(args.steps, args.repeats)
     s, o = np.array(r["stock"]), np.array(r["ours"])
     print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, 1 torch thread:")
@@ -86,6 +132,22 @@ def main(argv=None) -> None:
     print(f"  msenv/MultiSpin-v0: {', '.join(f'{x:,.0f}' for x in a)} steps/s")
     print(f"  CartPole-v1       : {', '.join(f'{x:,.0f}' for x in c)} steps/s")
     print(f"  msenv / CartPole  : {', '.join(f'{x:.2f}' for x in a / c)}")
+
+
+def _print_cells(args) -> None:
+    r = cells_rates(args.steps, args.repeats)
+    print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, 1 torch thread:")
+    for name, rates in r.items():
+        print(f"  {name:<21}: {', '.join(f'{x:,.0f}' for x in rates)} steps/s")
+    c, m, st = (np.array(r[n]) for n in ("Cells id, set policy", "paper id, MLP", "paper id, set policy"))
+    print(f"  Cells / paper MLP per run: {', '.join(f'{x:.2f}' for x in c / m)}×;"
+          f" Cells / paper set policy: {', '.join(f'{x:.2f}' for x in c / st)}×")
+    e = cells_env_rates(max(args.steps // 64, 50), args.repeats)
+    b, s = np.array(e["batched"]), np.array(e["stepped (SyncVectorEnv)"])
+    print("the Cells env alone, 16 sub-envs, draft length 3 everywhere:")
+    print(f"  batched : {', '.join(f'{x:,.0f}' for x in b)} env steps/s")
+    print(f"  stepped : {', '.join(f'{x:,.0f}' for x in s)} env steps/s")
+    print(f"  batched / stepped: {', '.join(f'{x:.1f}' for x in b / s)}×")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,8 @@ class SB3VecEnv(VecEnv):
         infos: list[dict[str, Any]] = []
         for i in range(self.num_envs):
             d: dict[str, Any] = {k: float(info[k][i]) for k in _SCALAR_INFO + SUMMARY_KEYS}
+            if "num_devices" in info:  # a cell generator: the K of the round played
+                d["num_devices"] = int(info["num_devices"][i])
             if done[i]:
                 d["terminal_observation"] = info["final_obs"][i]
                 d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
