@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--learning-rate", type=float, help="PPO learning rate (default 3e-4)")
     tr.add_argument("--n-steps", type=int, help="PPO rollout steps per env (default 64)")
     tr.add_argument("--batch-size", type=int, help="PPO minibatch (default 256)")
+    tr.add_argument("--n-epochs", type=int, help="PPO epochs over each rollout (default 10)")
     tr.add_argument("--gamma", type=float, help="PPO discount (default 0: contextual bandit)")
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
@@ -139,7 +140,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         val = getattr(args, name)
         if val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
-    for name in ("n_steps", "batch_size"):
+    for name in ("n_steps", "batch_size", "n_epochs"):
         val = getattr(args, name)
         if val is not None and val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
@@ -260,7 +261,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
 
 def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name in ("learning_rate", "n_steps", "batch_size", "gamma", "action_prior", "policy"):
+    for name in ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "action_prior", "policy"):
         if getattr(args, name) is not None:
             out[name] = getattr(args, name)
     if "gamma" in out:

@@ -40,7 +40,7 @@ import numpy as np
 from .harness import Entry, parse_entry, run_episode
 from .parallel import connect_or_exit, parallel_map
 from .report import write_csv, write_json
-from .suites import SUITES, Suite, get_suite
+from .suites import SUITES, VALIDATION_SUITES, Suite, get_suite
 
 #: the scores computed per episode: name → the EpisodeStats field divided by the reference's
 SCORES = {"throughput": "throughput", "realtime": "realtime_throughput"}
@@ -273,9 +273,7 @@ def check_result(result: Any, recompute: bool = True) -> None:
     if not isinstance(result, dict) or result.get("format") != RESULT_FORMAT:
         raise ValueError(f"not a benchmark result (format must be {RESULT_FORMAT!r})")
     name = result.get("suite", {}).get("name")
-    if name not in SUITES:
-        raise ValueError(f"suite={name!r} is not known; allowed: {', '.join(SUITES)}")
-    suite = SUITES[name]
+    suite = get_suite(name)
     if result["suite"] != suite.to_dict():
         raise ValueError(f"suite {name!r}: the file's cells, seeds or reference differ from the suite's")
     for key in ("methods", "scores", "aggregates", "episodes", "decision_ms"):
@@ -300,10 +298,10 @@ def check_result(result: Any, recompute: bool = True) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m baselines.benchmark``."""
-    suites = "\n".join(f"  {s.name:<14} {s.description}" for s in SUITES.values())
+    suites = "\n".join(f"  {s.name:<14} {s.description}" for s in [*SUITES.values(), *VALIDATION_SUITES.values()])
     ap = argparse.ArgumentParser(prog="python -m baselines.benchmark", description=__doc__,
                                  epilog="suites:\n" + suites, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", choices=list(SUITES), help="the suite to run")
+    ap.add_argument("--suite", choices=[*SUITES, *VALIDATION_SUITES], help="the suite to run")
     ap.add_argument("--controllers", nargs="*", default=None, metavar="NAME",
                     help="controllers to score (default: the suite's own list; the reference is always played)")
     ap.add_argument("--agent", nargs="+", action="append", default=[], metavar="[LABEL=]DIR",

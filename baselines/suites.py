@@ -20,6 +20,9 @@ from typing import Any
 
 #: the block of test seeds; every suite's episodes draw their seeds from it, nothing else does
 TEST_SEEDS = range(1_000_000, 2_000_000)
+#: the validation suite's seeds (choosing among trained agents): disjoint from the test block, from
+#: training's, train.py's held-out (10000.., 60000..), the demonstrations' (500000..) and the experiments'
+VALIDATION_SEEDS = range(200_000, 300_000)
 #: seeds between two cells' first seeds (a cell may have at most this many episodes)
 CELL_STRIDE = 1_000
 
@@ -42,9 +45,11 @@ class Cell:
             raise ValueError(f"cell {self.name!r}: episodes={self.episodes} is invalid; allowed: 1 … {CELL_STRIDE}")
         if self.rounds < 2:
             raise ValueError(f"cell {self.name!r}: rounds={self.rounds} is invalid; allowed: an integer ≥ 2")
-        if self.seed not in TEST_SEEDS or self.seed + self.episodes - 1 not in TEST_SEEDS:
+        block = VALIDATION_SEEDS if self.seed in VALIDATION_SEEDS else TEST_SEEDS
+        if self.seed not in block or self.seed + self.episodes - 1 not in block:
             raise ValueError(f"cell {self.name!r}: seed={self.seed} is invalid; allowed: seeds in "
-                             f"[{TEST_SEEDS.start}, {TEST_SEEDS.stop}) (the test block)")
+                             f"[{TEST_SEEDS.start}, {TEST_SEEDS.stop}) (the test block) or, for the validation "
+                             f"suite, [{VALIDATION_SEEDS.start}, {VALIDATION_SEEDS.stop})")
 
     @property
     def seeds(self) -> range:
@@ -132,12 +137,25 @@ _SUITES = (
 #: name → suite
 SUITES: Mapping[str, Suite] = MappingProxyType({s.name: s for s in _SUITES})
 
+#: not a test: the cells on which trained cell agents are compared to choose the one to commit (its
+#: seeds lie outside the test block; its scores are never reported as results, nor on the leaderboard)
+VALIDATION_SUITE = Suite("cells-val-v0", "Validation, for choosing among trained cell agents (not a test: its scores are never "
+      "reported as results): K = 5, 20, 50, 100, 200 with the generator's draws, strong links, weak downlinks "
+      "and far devices. Scores are relative to computation-only (affordable at every K).",
+      tuple(Cell(f"k{k}-{kind}", CELLS, 4, 10, VALIDATION_SEEDS.start + (5 * j + i) * CELL_STRIDE,
+                 {"k_range": [k, k], "k_max": max(k, 50), **extra})
+            for j, (kind, extra) in enumerate((("drawn", {}), ("strong", STRONG), ("weak-dl", WEAK_DL),
+                                                ("far", FAR)))
+            for i, k in enumerate((5, 20, 50, 100, 200))),
+      reference="computation-only", controllers=("computation-only", "optimal-uniform"))
+VALIDATION_SUITES: Mapping[str, Suite] = MappingProxyType({VALIDATION_SUITE.name: VALIDATION_SUITE})
+
 
 def get_suite(name: str) -> Suite:
     """The suite called ``name`` (a key of :data:`SUITES`)."""
-    if not isinstance(name, str) or name not in SUITES:
-        raise ValueError(f"suite={name!r} is not known; allowed: {', '.join(SUITES)}")
-    return SUITES[name]
+    if not isinstance(name, str) or (name not in SUITES and name not in VALIDATION_SUITES):
+        raise ValueError(f"suite={name!r} is not known; allowed: {', '.join([*SUITES, *VALIDATION_SUITES])}")
+    return SUITES[name] if name in SUITES else VALIDATION_SUITES[name]
 
 
 __all__ = ["CELL_STRIDE", "Cell", "SUITES", "Suite", "TEST_SEEDS", "get_suite"]
