@@ -19,6 +19,7 @@ import torch as th
 from torch import nn
 
 from .distributions import MultiSpinPolicy
+from .threads import one_blas_thread
 
 
 class DeviceSetExtractor(nn.Module):
@@ -247,6 +248,12 @@ class NumpySetPolicy:
         return self
 
     def act(self, x: np.ndarray) -> np.ndarray:
+        """The deterministic draft lengths of observations ``x`` [..., obs] (any number of device
+        rows), computed on one BLAS thread (:func:`agents.threads.one_blas_thread`)."""
+        with one_blas_thread():
+            return self._act(x)
+
+    def _act(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32)
         lead = x.shape[:-1]
         x = x.reshape(-1, x.shape[-1])
