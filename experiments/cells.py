@@ -1,4 +1,4 @@
-"""One learned policy for every cell: the generalist against every rival, K from 5 to 200.
+"""One learned policy for every cell: the generalist against every rival, K from 5 to 400.
 
 For every cell type (:data:`CELL_TYPES`) and K (:data:`KS`), every controller plays the same
 episodes (the cell generator at a fixed K: ``k_range = (K, K)``, ``k_max = K``; seeds
@@ -13,7 +13,7 @@ the greedy paired per episode (95% CIs), and the decision time. Decision times a
 on the machine that runs it, with as many processes as ``--workers``.
 
 ``python -m experiments cells --out docs/figures/cells`` (``--quick``: K ∈ {5, 20}, two types,
-2 episodes × 3 rounds) writes ``cells.csv``, ``cells.json``, ``cells.png`` (throughput and
+2 episodes × 3 rounds; :func:`run_cells` takes any Ks, types and several agents) writes ``cells.csv``, ``cells.json``, ``cells.png`` (throughput and
 real-time throughput relative to the greedy vs K) and ``cells_decision_time.png``.
 """
 
@@ -32,12 +32,18 @@ from baselines.report import summarize, write_csv, write_json
 from msenv import ENV_IDS, resolve_config
 from msenv.cells import CellConfig
 
-KS = (5, 10, 20, 50, 100, 200)
+KS = (5, 10, 20, 50, 100, 200, 400)
 #: the cell types: base configs of the generator (K is set per point)
 CELL_TYPES: dict[str, dict[str, Any]] = {
     "paper": dict(preset="qwen2.5"),
     "hetero": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0)),
     "weak-hetero": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0), p_dl_dbm=10.0),
+    #: strong links: the largest budgets of the generator's training ranges, both at once
+    "strong": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0), p_ul_dbm=20.0, p_dl_dbm=30.0),
+    #: devices 400–800 m from the server (the paper's cell: up to 500 m)
+    "far": dict(preset="qwen2.5", draft_scale_range=(1.0, 2.0), distance_range_m=(400.0, 800.0)),
+    #: the DeepSeek pair (R1-Distill-Qwen-1.5B → 32B) in a weak heterogeneous cell
+    "deepseek-weak": dict(preset="deepseek-r1", draft_scale_range=(1.0, 2.0), p_dl_dbm=12.0),
     "dynamic": dict(ENV_IDS["msenv/MultiSpin-Dynamic-v0"]),
 }
 #: the episodes, rounds and first seed of every point (held out from training and the other tables)
@@ -55,16 +61,23 @@ def cell_config(kind: str, k: int, rounds: int) -> CellConfig:
                       draft_scale_max_range=None)
 
 
-def entries(kind: str, k: int, agent: str | None) -> list[Entry]:
+def agent_table(agent: str | dict[str, str] | None) -> dict[str, str]:
+    """Label → agent directory: one directory is the ``generalist``; a dict is taken as it is."""
+    if not agent:
+        return {}
+    return {"generalist": agent} if isinstance(agent, (str, Path)) else dict(agent)
+
+
+def entries(kind: str, k: int, agent: str | dict[str, str] | None) -> list[Entry]:
     """The rows of one point: the rivals (the greedy first: the reference), the local search where
-    affordable, the generalist where its observation fits."""
+    affordable, the agents (:func:`agent_table`) where their observation fits."""
     from baselines.evaluate import agent_loader
 
     out = [parse_entry(n) for n in RIVALS]
     if k <= LOCAL_SEARCH_MAX_K:
         out.append(parse_entry("local-search"))
-    if agent and resolve_config(CELL_TYPES[kind]).is_paper_scenario:
-        out.append(Entry("generalist", agent_loader()(agent, "generalist")))
+    if resolve_config(CELL_TYPES[kind]).is_paper_scenario:
+        out += [Entry(label, agent_loader()(path, label)) for label, path in agent_table(agent).items()]
     return out
 
 
@@ -93,15 +106,27 @@ def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers:
 
 
 def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED, workers: int = 2,
-              agent: str | None = DEFAULT_AGENT, mlp_agent: str | None = None, quick: bool = False,
-              progress: bool = False, ray_address: str | None = None) -> list[dict[str, Any]]:
-    """The whole sweep (module docstring); writes the CSV, JSON and the two figures into ``out``."""
+              agent: str | dict[str, str] | None = DEFAULT_AGENT, mlp_agent: str | None = None, quick: bool = False,
+              progress: bool = False, ray_address: str | None = None, ks: tuple[int, ...] | None = None,
+              kinds: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The whole sweep (module docstring), or the points ``ks`` × ``kinds``; ``quick``: K ∈ {5, 20},
+    two types, at most 2 episodes × 3 rounds. Writes the CSV, JSON and the two figures into ``out``."""
     out = Path(out)
+    if quick:
+        ks, kinds = ks or (5, 20), kinds or ("paper", "weak-hetero")
+        episodes, rounds = min(episodes, 2), min(rounds, 3)
+    ks, kinds = tuple(ks or KS), tuple(kinds or CELL_TYPES)
+    for kind in kinds:
+        if kind not in CELL_TYPES:
+            raise ValueError(f"cell type {kind!r} is not known; allowed: {', '.join(CELL_TYPES)}")
+    for k in ks:
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"K={k!r} is invalid; allowed: integers ≥ 1")
+    for label, path in agent_table(agent).items():
+        check_agent_dir(path, f"--agent ({label})")
+    if mlp_agent:
+        check_agent_dir(mlp_agent, "--mlp-agent")
     out.mkdir(parents=True, exist_ok=True)
-    ks, kinds = ((5, 20), ("paper", "weak-hetero")) if quick else (KS, tuple(CELL_TYPES))
-    for flag, path in (("--agent", agent), ("--mlp-agent", mlp_agent)):
-        if path:
-            check_agent_dir(path, flag)
     rows, episodes_out = [], []
     t0 = time.perf_counter()
     for kind in kinds:
@@ -110,7 +135,7 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
             rows += r
             episodes_out += e
     write_csv(rows, out / "cells.csv")
-    write_json({"episodes": episodes, "rounds": rounds, "seed": seed, "workers": workers, "agent": agent,
+    write_json({"episodes": episodes, "rounds": rounds, "seed": seed, "workers": workers, "agent": agent_table(agent),
                 "mlp_agent": mlp_agent, "seconds": time.perf_counter() - t0, "summary": rows,
                 "episode_results": episodes_out}, out / "cells.json")
     plot_cells(rows, out)

@@ -127,11 +127,27 @@ def test_cells_experiment_quick(tmp_path):
 
     from experiments.cells import DEFAULT_AGENT, run_cells
 
-    agent = DEFAULT_AGENT if (Path(DEFAULT_AGENT) / "model.zip").exists() else None
-    rows = run_cells(tmp_path, episodes=2, rounds=3, workers=1, agent=agent, quick=True)
+    from experiments.cells import CELL_TYPES, KS, cell_config
+
+    agent = DEFAULT_AGENT if (Path(DEFAULT_AGENT) / "agent.json").exists() else None
+    assert agent is not None  # the committed generalist (portable files)
+    rows = run_cells(tmp_path, episodes=6, rounds=10, workers=1, agent={"generalist": agent, "again": agent},
+                     quick=True)
     points = {(r["cell"], r["k"]) for r in rows}
     assert points == {("paper", 5), ("paper", 20), ("weak-hetero", 5), ("weak-hetero", 20)}
     data = json.loads((tmp_path / "cells.json").read_text())
+    assert (data["episodes"], data["rounds"]) == (2, 3)  # --quick: 2 episodes × 3 rounds, as documented
+    assert {e["episode"] for e in data["episode_results"]} == {0, 1}
+    # the same agent twice: the same decisions, so the same throughput on every point
+    for pt in points:
+        same = {r["controller"]: r["throughput"] for r in rows if (r["cell"], r["k"]) == pt}
+        assert same["generalist"] == same["again"]
+    assert max(KS) == 400 and {"strong", "far", "deepseek-weak"} <= set(CELL_TYPES)
+    for kind in CELL_TYPES:  # every type is a valid cell at the sweep's extremes
+        for k in (min(KS), max(KS)):
+            assert cell_config(kind, k, 3).base.num_devices >= 1
+    with pytest.raises(ValueError, match="'nowhere'"):
+        run_cells(tmp_path, kinds=("nowhere",))
     eps = data["episode_results"]
     for r in rows:
         mine = sorted((e for e in eps if e["cell"] == r["cell"] and e["k"] == r["k"] and e["label"] == r["controller"]),
