@@ -44,3 +44,9 @@ autodoc_default_options = {"show-inheritance": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 suppress_warnings = ["myst.header"]
+# MathJax 3.2.2 ships with the site (docs/_static/mathjax: tex-chtml.js, its fonts, its Apache-2.0
+# LICENSE), so the formulas render offline and in the browser test, and no page loads a CDN.
+mathjax_path = "mathjax/tex-chtml.js"
+# the API page's "on this page" lists members by their own name (is_paper_scenario), not
+# SystemConfig.is_paper_scenario: the long dotted names did not fit the column
+toc_object_entries_show_parents = "hide"
