@@ -42,13 +42,10 @@ def _blocks(text: str, langs: tuple[str, ...]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- the site
-def test_the_site_builds_with_warnings_as_errors(tmp_path):
-    pytest.importorskip("sphinx")
-    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
-                        str(tmp_path / "html")], capture_output=True, text=True, timeout=600, cwd=ROOT)
-    warnings = [line for line in r.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
-    assert r.returncode == 0 and not warnings, r.stderr[-3000:]
-    html = tmp_path / "html"
+def test_the_site_builds_with_warnings_as_errors(built_site):
+    html, r = built_site  # built once per run (tests/conftest.py), also loaded in a browser by test_browser
+    warnings = [line for line in r["stderr"].splitlines() if "WARNING" in line or "ERROR" in line]
+    assert r["returncode"] == 0 and not warnings, r["stderr"][-3000:]
     for page in ("index", "model", "getting-started", "training", "integrations", "api",
                  "generated/environments", "generated/configuration", "generated/controllers", "generated/cli"):
         assert (html / f"{page}.html").exists(), page
@@ -56,6 +53,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
     model = (html / "model.html").read_text()
     assert "mathjax" in model.lower() and model.count('class="math') >= 20
+    assert "_static/mathjax/tex-chtml.js" in model and "cdn.jsdelivr" not in model  # the site's own MathJax
     text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
