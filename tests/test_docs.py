@@ -54,6 +54,8 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
     model = (html / "model.html").read_text()
     assert "mathjax" in model.lower() and model.count('class="math') >= 20
     assert "_static/mathjax/tex-chtml.js" in model and "cdn.jsdelivr" not in model  # the site's own MathJax
+    api = (html / "api.html").read_text()  # Python's names link through the vendored inventory
+    assert 'href="https://docs.python.org/3.11/library/functions.html#float"' in api
     text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
