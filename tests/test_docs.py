@@ -54,6 +54,11 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
     model = (html / "model.html").read_text()
     assert "mathjax" in model.lower() and model.count('class="math') >= 20
     assert "_static/mathjax/tex-chtml.js" in model and "cdn.jsdelivr" not in model  # the site's own MathJax
+    for page in sorted((html / "results").glob("*.html")):  # every figure opens its full-size file
+        text = page.read_text()
+        linked = re.findall(r'<a class="reference internal[^"]*" href="([^"]+)"><img [^>]*src="([^"]+)"', text)
+        assert len(linked) == text.count("<img"), page.name
+        assert all(link == src and (page.parent / link).is_file() for link, src in linked), (page.name, linked)
     api = (html / "api.html").read_text()  # Python's names link through the vendored inventory
     assert 'href="https://docs.python.org/3.11/library/functions.html#float"' in api
     text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)

@@ -391,8 +391,21 @@ def _on_builder_inited(app) -> None:
     write_all()
 
 
+def _link_figures_to_full_size(app, doctree) -> None:
+    """Every figure of a results page opens its full-size file on a click: the image gets the
+    column's width, and Sphinx links a resized image to its original (``html_scaled_image_link``)."""
+    from docutils import nodes
+
+    if not app.env.docname.startswith("results/"):
+        return
+    for image in doctree.findall(nodes.image):
+        if not isinstance(image.parent, nodes.reference) and not any(k in image for k in ("width", "height", "scale")):
+            image["width"] = "100%"
+
+
 def setup(app):
     app.connect("builder-inited", _on_builder_inited)
+    app.connect("doctree-read", _link_figures_to_full_size)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
