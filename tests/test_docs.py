@@ -74,9 +74,14 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
     for env_id in msenv.ENV_IDS:
         assert f"[`{env_id}`]" in envs
         page = (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
-        for section in ("## Make it", "## Spaces", "## `info`", "## What a server can know", "## Baselines table"):
+        for section in ("## Make it", "## Spaces", "## `info`", "## What a server can know", "## Baselines table",
+                        "## Version history"):
             assert section in page, (env_id, section)
         assert (generated / "img" / f"{env_id.split('/')[-1]}.png").stat().st_size > 10_000
+    for env_id in msenv.CELL_IDS:
+        assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
+    assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
+    assert msenv.__version__ == msenv_docs.RELEASES[-1] and f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
     config = (generated / "configuration.md").read_text()
     docs = field_docs()
     for f in dataclasses.fields(SystemConfig):

@@ -111,6 +111,30 @@ def table_section(env_id: str, level: str = "##") -> str:
 
 
 # ---------------------------------------------------------------------- environments
+#: the msenv release that added each id (docs/changelog.md); every id is still at -v0
+ADDED_IN = {"msenv/MultiSpin-v0": "0.1.0", "msenv/MultiSpin-DeepSeek-v0": "0.1.0",
+            "msenv/MultiSpin-HiddenAlpha-v0": "0.1.0", "msenv/MultiSpin-Mobile-v0": "0.1.0",
+            "msenv/MultiSpin-Dynamic-v0": "0.1.0", "msenv/MultiSpin-Dynamic-Small-v0": "0.1.0",
+            "msenv/MultiSpin-Hetero-v0": "0.2.0", "msenv/MultiSpin-Hetero-DR-v0": "0.2.0",
+            "msenv/MultiSpin-Cells-v0": "0.3.0"}
+#: msenv's releases, oldest first (the headings of docs/changelog.md)
+RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0")
+
+
+def history_section(env_id: str) -> str:
+    """The id's version history: when it was added and what each later release did to it."""
+    import msenv
+
+    added = ADDED_IN[env_id]
+    assert msenv.__version__ in RELEASES, f"add {msenv.__version__} to RELEASES (and its changelog entry)"
+    rows = [[f"{added}", f"`{env_id}` added (`-v0`)"]]
+    rows += [[r, "unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
+                 "`tests/test_functional.py`)"] for r in RELEASES[RELEASES.index(added) + 1:]]
+    return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
+            "([changelog](../changelog.md)); this one has only ever been `-v0`.\n\n"
+            + _table(["msenv", "this id"], rows))
+
+
 def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
@@ -167,6 +191,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
         f"## What a server can know\n\n{knows}\n",
         table_section(env_id),
+        history_section(env_id),
     ]
     obs, _ = msenv.MultiSpinEnv(cfg).reset(seed=0)
     assert obs.shape == (F.obs_size(cfg),) and np.all(np.abs(obs) <= 1)
@@ -232,6 +257,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
         f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
         "vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        history_section(env_id),
     ])
 
 
