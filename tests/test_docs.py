@@ -78,6 +78,11 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
                         "## Version history"):
             assert section in page, (env_id, section)
         assert (generated / "img" / f"{env_id.split('/')[-1]}.png").stat().st_size > 10_000
+    for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):  # the animated episode at the top, small enough to commit
+        name = env_id.split("/")[-1]
+        gif = DOCS / "figures" / "episodes" / f"{name}.gif"
+        assert gif.exists() and gif.stat().st_size < 300_000, gif
+        assert f"](../figures/episodes/{name}.gif)" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
     for env_id in msenv.CELL_IDS:
         assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
     assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
@@ -151,7 +156,7 @@ CLI_MODULES = {
     "benchmarks.vector": "benchmarks.vector", "experiments.ppo_settings": "experiments.ppo_settings",
     "baselines.benchmark": "baselines.benchmark", "agents.convert": "agents.convert",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
-    "docs/_ext/msenv_docs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
+    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
 }
 
 

@@ -121,6 +121,14 @@ ADDED_IN = {"msenv/MultiSpin-v0": "0.1.0", "msenv/MultiSpin-DeepSeek-v0": "0.1.0
 RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0")
 
 
+def _top_image(name: str) -> str:
+    """The page's opening picture: the committed animated episode (docs/_ext/episode_gifs.py),
+    or, without one, the rendered first round."""
+    if (ROOT / "docs" / "figures" / "episodes" / f"{name}.gif").exists():
+        return (f"![an episode's first rounds, played by the paper's greedy](../figures/episodes/{name}.gif)")
+    return f"![a rendered round](img/{name}.png)"
+
+
 def history_section(env_id: str) -> str:
     """The id's version history: when it was added and what each later release did to it."""
     import msenv
@@ -169,7 +177,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
                  "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
                  "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
     parts = [
-        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
         f'env = gym.make("{env_id}")  # any config field as a keyword\n'
         "# a batched vector env: every env in one array call\n"
@@ -225,7 +233,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
-        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "A cell generator: every episode draws a new cell — its number of devices K, its drafting "
         "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
         "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
