@@ -79,7 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="trained agents (train.py's <log-dir>/agent) to add as rows, named by their directory")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
-    ap.add_argument("--out", default="results/evaluate.csv", help="CSV path (a .json beside it holds the raw episodes)")
+    ap.add_argument("--out", default="results/evaluate.csv", help="where the summary table is written as CSV, relative to the current directory; the "
+                    "folder is created if needed and a file there is overwritten (default: "
+                    "results/evaluate.csv); a .json beside it holds the config and every episode")
     ap.add_argument("--no-progress", action="store_true")
     return ap
 

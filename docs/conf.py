@@ -26,6 +26,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx.ext.intersphinx",
     "msenv_docs",
     "msenv_leaderboard",
 ]
@@ -38,9 +39,21 @@ html_theme = "furo"
 html_title = f"msenv {release}"
 html_static_path: list[str] = ["_static"]
 html_css_files = ["msenv.css"]
+# Intersphinx from a local inventory only, so the build never needs the network (links still point
+# to docs.python.org). docs/_inventories/python-3.11.inv is the objects.inv Debian's python3.11-doc
+# ships (/usr/share/doc/python3.11/html/objects.inv, 3.11.2). NumPy, Gymnasium, SB3 and torch have
+# no offline inventory (no Debian package or wheel ships one), so their names are not linked; see
+# docs/development.md.
+intersphinx_mapping = {"python": ("https://docs.python.org/3.11", str(HERE / "_inventories" / "python-3.11.inv"))}
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 autodoc_default_options = {"show-inheritance": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 suppress_warnings = ["myst.header"]
+# MathJax 3.2.2 ships with the site (docs/_static/mathjax: tex-chtml.js, its fonts, its Apache-2.0
+# LICENSE), so the formulas render offline and in the browser test, and no page loads a CDN.
+mathjax_path = "mathjax/tex-chtml.js"
+# the API page's "on this page" lists members by their own name (is_paper_scenario), not
+# SystemConfig.is_paper_scenario: the long dotted names did not fit the column
+toc_object_entries_show_parents = "hide"

@@ -1,4 +1,8 @@
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,3 +13,24 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> tuple[Path, dict]:
+    """The docs site built once per test run (``sphinx -W --keep-going``) → (html folder, the build's
+    {"returncode", "stderr"}). Shared by tests/test_docs.py and tests/test_browser.py, and by the
+    xdist workers of one run: the first to get the lock builds, the others reuse its build."""
+    pytest.importorskip("sphinx")
+    from filelock import FileLock
+
+    root = Path(__file__).resolve().parents[1]
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, common to its workers
+    html, done = shared / "site" / "html", shared / "site" / "build.json"
+    with FileLock(str(shared / "site.lock")):
+        if not done.exists():
+            r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                                str(root / "docs"), str(html)], capture_output=True, text=True, timeout=900, cwd=root)
+            done.write_text(json.dumps({"returncode": r.returncode, "stderr": r.stderr}))
+    return html, json.loads(done.read_text())

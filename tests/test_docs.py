@@ -42,13 +42,10 @@ def _blocks(text: str, langs: tuple[str, ...]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- the site
-def test_the_site_builds_with_warnings_as_errors(tmp_path):
-    pytest.importorskip("sphinx")
-    r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", str(DOCS),
-                        str(tmp_path / "html")], capture_output=True, text=True, timeout=600, cwd=ROOT)
-    warnings = [line for line in r.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
-    assert r.returncode == 0 and not warnings, r.stderr[-3000:]
-    html = tmp_path / "html"
+def test_the_site_builds_with_warnings_as_errors(built_site):
+    html, r = built_site  # built once per run (tests/conftest.py), also loaded in a browser by test_browser
+    warnings = [line for line in r["stderr"].splitlines() if "WARNING" in line or "ERROR" in line]
+    assert r["returncode"] == 0 and not warnings, r["stderr"][-3000:]
     for page in ("index", "model", "getting-started", "training", "integrations", "api",
                  "generated/environments", "generated/configuration", "generated/controllers", "generated/cli"):
         assert (html / f"{page}.html").exists(), page
@@ -56,6 +53,14 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
     model = (html / "model.html").read_text()
     assert "mathjax" in model.lower() and model.count('class="math') >= 20
+    assert "_static/mathjax/tex-chtml.js" in model and "cdn.jsdelivr" not in model  # the site's own MathJax
+    for page in sorted((html / "results").glob("*.html")):  # every figure opens its full-size file
+        text = page.read_text()
+        linked = re.findall(r'<a class="reference internal[^"]*" href="([^"]+)"><img [^>]*src="([^"]+)"', text)
+        assert len(linked) == text.count("<img"), page.name
+        assert all(link == src and (page.parent / link).is_file() for link, src in linked), (page.name, linked)
+    api = (html / "api.html").read_text()  # Python's names link through the vendored inventory
+    assert 'href="https://docs.python.org/3.11/library/functions.html#float"' in api
     text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
@@ -69,9 +74,19 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
     for env_id in msenv.ENV_IDS:
         assert f"[`{env_id}`]" in envs
         page = (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
-        for section in ("## Make it", "## Spaces", "## `info`", "## What a server can know", "## Baselines table"):
+        for section in ("## Make it", "## Spaces", "## `info`", "## What a server can know", "## Baselines table",
+                        "## Version history"):
             assert section in page, (env_id, section)
         assert (generated / "img" / f"{env_id.split('/')[-1]}.png").stat().st_size > 10_000
+    for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):  # the animated episode at the top, small enough to commit
+        name = env_id.split("/")[-1]
+        gif = DOCS / "figures" / "episodes" / f"{name}.gif"
+        assert gif.exists() and gif.stat().st_size < 300_000, gif
+        assert f"](../figures/episodes/{name}.gif)" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
+    for env_id in msenv.CELL_IDS:
+        assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
+    assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
+    assert msenv.__version__ == msenv_docs.RELEASES[-1] and f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
     config = (generated / "configuration.md").read_text()
     docs = field_docs()
     for f in dataclasses.fields(SystemConfig):
@@ -141,7 +156,7 @@ CLI_MODULES = {
     "benchmarks.vector": "benchmarks.vector", "experiments.ppo_settings": "experiments.ppo_settings",
     "baselines.benchmark": "baselines.benchmark", "agents.convert": "agents.convert",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
-    "docs/_ext/msenv_docs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
+    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
 }
 
 

@@ -111,6 +111,38 @@ def table_section(env_id: str, level: str = "##") -> str:
 
 
 # ---------------------------------------------------------------------- environments
+#: the msenv release that added each id (docs/changelog.md); every id is still at -v0
+ADDED_IN = {"msenv/MultiSpin-v0": "0.1.0", "msenv/MultiSpin-DeepSeek-v0": "0.1.0",
+            "msenv/MultiSpin-HiddenAlpha-v0": "0.1.0", "msenv/MultiSpin-Mobile-v0": "0.1.0",
+            "msenv/MultiSpin-Dynamic-v0": "0.1.0", "msenv/MultiSpin-Dynamic-Small-v0": "0.1.0",
+            "msenv/MultiSpin-Hetero-v0": "0.2.0", "msenv/MultiSpin-Hetero-DR-v0": "0.2.0",
+            "msenv/MultiSpin-Cells-v0": "0.3.0"}
+#: msenv's releases, oldest first (the headings of docs/changelog.md)
+RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0")
+
+
+def _top_image(name: str) -> str:
+    """The page's opening picture: the committed animated episode (docs/_ext/episode_gifs.py),
+    or, without one, the rendered first round."""
+    if (ROOT / "docs" / "figures" / "episodes" / f"{name}.gif").exists():
+        return (f"![an episode's first rounds, played by the paper's greedy](../figures/episodes/{name}.gif)")
+    return f"![a rendered round](img/{name}.png)"
+
+
+def history_section(env_id: str) -> str:
+    """The id's version history: when it was added and what each later release did to it."""
+    import msenv
+
+    added = ADDED_IN[env_id]
+    assert msenv.__version__ in RELEASES, f"add {msenv.__version__} to RELEASES (and its changelog entry)"
+    rows = [[f"{added}", f"`{env_id}` added (`-v0`)"]]
+    rows += [[r, "unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
+                 "`tests/test_functional.py`)"] for r in RELEASES[RELEASES.index(added) + 1:]]
+    return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
+            "([changelog](../changelog.md)); this one has only ever been `-v0`.\n\n"
+            + _table(["msenv", "this id"], rows))
+
+
 def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
@@ -145,7 +177,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
                  "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
                  "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
     parts = [
-        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
         f'env = gym.make("{env_id}")  # any config field as a keyword\n'
         "# a batched vector env: every env in one array call\n"
@@ -167,6 +199,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
         f"## What a server can know\n\n{knows}\n",
         table_section(env_id),
+        history_section(env_id),
     ]
     obs, _ = msenv.MultiSpinEnv(cfg).reset(seed=0)
     assert obs.shape == (F.obs_size(cfg),) and np.all(np.abs(obs) <= 1)
@@ -200,7 +233,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
-        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n![a rendered round](img/{name}.png)\n",
+        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "A cell generator: every episode draws a new cell — its number of devices K, its drafting "
         "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
         "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
@@ -236,6 +269,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
         f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
         "vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        history_section(env_id),
     ])
 
 
@@ -395,8 +429,21 @@ def _on_builder_inited(app) -> None:
     write_all()
 
 
+def _link_figures_to_full_size(app, doctree) -> None:
+    """Every figure of a results page opens its full-size file on a click: the image gets the
+    column's width, and Sphinx links a resized image to its original (``html_scaled_image_link``)."""
+    from docutils import nodes
+
+    if not app.env.docname.startswith("results/"):
+        return
+    for image in doctree.findall(nodes.image):
+        if not isinstance(image.parent, nodes.reference) and not any(k in image for k in ("width", "height", "scale")):
+            image["width"] = "100%"
+
+
 def setup(app):
     app.connect("builder-inited", _on_builder_inited)
+    app.connect("doctree-read", _link_figures_to_full_size)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
 
 
