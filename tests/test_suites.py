@@ -226,3 +226,19 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     with pytest.raises(ValueError, match="paper-v0.json"):
         leaderboard.load_results(tmp_path)
     assert benchmark.RESULT_FORMAT in (tmp_path / "paper-v0.json").read_text()
+
+
+def test_the_validation_suite_lies_outside_the_test_block_and_off_the_leaderboard():
+    from baselines.suites import VALIDATION_SEEDS, VALIDATION_SUITES
+
+    test_seeds = {s for suite in SUITES.values() for c in suite.cells for s in c.seeds}
+    for suite in VALIDATION_SUITES.values():
+        assert suite.name not in SUITES and get_suite(suite.name) is suite
+        seeds = [s for c in suite.cells for s in c.seeds]
+        assert len(seeds) == len(set(seeds)) and set(seeds) <= set(VALIDATION_SEEDS)
+        assert not set(seeds) & test_seeds and not set(VALIDATION_SEEDS) & set(TEST_SEEDS)
+        for cell in suite.cells:
+            cfg = cell.config()
+            assert cfg.k_range[0] == cfg.k_range[1] <= cfg.k_max
+    with pytest.raises(ValueError, match="validation suite"):
+        Cell("a", "msenv/MultiSpin-v0", 2, 3, 5)
