@@ -48,6 +48,20 @@ def check_agent_dir(path: str | Path, flag: str = "--agent") -> None:
         raise ValueError(f"{flag} {path}: no saved agent there (expected agent.json and policy.npz)")
 
 
+def check_agents(entries: Sequence[Entry], config, flag: str = "--agent") -> None:
+    """Refuse (``ValueError`` starting with ``flag``), before any episode starts, an agent entry
+    that cannot act in the env of ``config`` — its observation or draft lengths differ. Agent
+    loaders with a ``check(config)`` method are asked (msenv's PPO loader has one); others are
+    trusted."""
+    for e in entries:
+        check = getattr(e.factory, "check", None)
+        if callable(check):
+            try:
+                check(config)
+            except ValueError as err:
+                raise ValueError(f"{flag} {err}") from None
+
+
 def controller_help() -> str:
     """One line per name ``--controllers`` accepts (from the registry's docstrings)."""
     lines = []
@@ -126,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         else:
             cfg = resolve_config(args.preset, **overrides)
         entries = make_entries(args.controllers, args.agent)
+        check_agents(entries, cfg)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     connect_or_exit(ap, args.ray)

@@ -112,3 +112,124 @@ def test_experiments_cells_mlp_agent_checked_up_front(tmp_path):
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     assert "--mlp-agent" in proc.stderr
+
+
+GENERALIST = "agents/pretrained/cells"
+
+
+def _generalist():
+    from agents import load_agent
+
+    return load_agent(GENERALIST)
+
+
+def _first_obs(env_id, **kw):
+    import msenv  # noqa: F401
+    env = gym.make(env_id, **kw)
+    obs, _ = env.reset(seed=0)
+    return env, obs
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_generalist_predict_refuses_an_unpadded_observation(batch):
+    _, obs = _first_obs("msenv/MultiSpin-v0", num_devices=5)
+    x = np.stack([obs, obs]) if batch else obs
+    with pytest.raises(ValueError, match=r"shape \((2, 27|27,)\) does not fit; expected \(303,\)"):
+        _generalist().predict(x)
+
+
+def test_generalist_predict_refuses_a_dynamic_observation():
+    _, obs = _first_obs("msenv/MultiSpin-Dynamic-v0")
+    with pytest.raises(ValueError, match=r"shape \(162,\) does not fit; expected \(303,\)"):
+        _generalist().predict(obs)
+
+
+def test_generalist_act_refuses_a_dynamic_observation():
+    env, obs = _first_obs("msenv/MultiSpin-Dynamic-v0")
+    with pytest.raises(ValueError, match="device rows of 6 entries; this cell's have 9"):
+        _generalist().act(env.unwrapped.context, obs)
+
+
+def test_generalist_act_refuses_too_few_rows_for_the_cell():
+    env, _ = _first_obs("msenv/MultiSpin-v0")  # K = 20
+    _, small = _first_obs("msenv/MultiSpin-v0", num_devices=5)
+    with pytest.raises(ValueError, match=r"shape \(27,\)"):
+        _generalist().act(env.unwrapped.context, small)
+
+
+def test_generalist_predict_still_reads_the_generator_and_single_cells():
+    agent = _generalist()
+    env, obs = _first_obs("msenv/MultiSpin-Cells-v0")
+    assert agent.predict(obs)[0].shape == (50,)
+    env, obs = _first_obs("msenv/MultiSpin-v0", num_devices=5)
+    assert agent.act(env.unwrapped.context, obs).shape == (5,)
+
+
+@pytest.mark.parametrize("obs,match", [(np.full(303, np.nan), "NaN"), (np.array(["a"] * 303), "dtype"),
+                                       (np.zeros((2, 3, 303)), r"shape \(2, 3, 303\)")])
+def test_controller_refuses_bad_observations(obs, match):
+    with pytest.raises(ValueError, match=match):
+        _generalist().predict(obs)
+
+
+def test_mlp_agent_predict_refuses_a_wrong_width():
+    from agents.controller import load_agent
+
+    agent = load_agent("agents/pretrained/leaderboard/mlp-s0")
+    with pytest.raises(ValueError, match=r"shape \(4, 27\) does not fit; expected \(102,\) or \(n, 102\)"):
+        agent.predict(np.zeros((4, 27), dtype=np.float32))
+
+
+def test_setpolicy_torch_predict_wrong_width_is_sb3s_clear_error():
+    policy = _policy(n_devices=4)
+    with pytest.raises(ValueError, match=r"Unexpected observation shape \(4, 13\).*\(14,\)"):
+        policy.predict(np.zeros((4, 13), dtype=np.float32), deterministic=True)
+
+
+@pytest.mark.parametrize("agent,env_id,match", [
+    (GENERALIST, "msenv/MultiSpin-Dynamic-v0", "device rows of 6 entries"),
+    ("agents/pretrained/leaderboard/mlp-s0", "msenv/MultiSpin-Cells-v0", "reads observations of 102 entries"),
+    ("agents/pretrained/leaderboard/set-s0", "msenv/MultiSpin-Cells-v0", "reads single-cell observations"),
+])
+def test_agent_factory_check_refuses_an_env_it_cannot_read(agent, env_id, match):
+    from agents.controller import AgentFactory
+    from msenv import env_config
+
+    with pytest.raises(ValueError, match=match):
+        AgentFactory(agent).check(env_config(env_id))
+
+
+def test_agent_factory_check_gamma_max():
+    from agents.controller import AgentFactory
+    from msenv import env_config
+
+    with pytest.raises(ValueError, match="gamma_max"):
+        AgentFactory("agents/pretrained/leaderboard/set-s0").check(env_config("msenv/MultiSpin-v0", gamma_max=10))
+
+
+def _cli(*argv, timeout=120):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout)
+
+
+def _one_line_refusal(proc, *needles):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr
+    err = [line for line in proc.stderr.splitlines() if "error:" in line]
+    assert len(err) == 1, proc.stderr
+    for n in needles:
+        assert n in err[0], err[0]
+
+
+def test_evaluate_cli_refuses_an_agent_for_another_env_up_front(tmp_path):
+    proc = _cli("-m", "baselines.evaluate", "--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST,
+                "--episodes", "1", "--rounds", "2", "--controllers", "fixed-4", "--out", str(tmp_path / "e.csv"))
+    _one_line_refusal(proc, f"--agent {GENERALIST}", "device rows of 6 entries")
+    assert not (tmp_path / "e.csv").exists()
+
+
+def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path):
+    proc = _cli("-m", "baselines.benchmark", "--suite", "dynamic-v0", "--agent", GENERALIST, "--out", str(tmp_path))
+    _one_line_refusal(proc, f"--agent {GENERALIST}", "dynamic-v0")
+    assert not list(tmp_path.iterdir())
