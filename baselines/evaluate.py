@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap = build_parser()
     args = ap.parse_args(argv)
     for flag, value, low in (("--episodes", args.episodes, 1), ("--workers", args.workers, 1),
-                             ("--rounds", args.rounds, 2)):
+                             ("--rounds", args.rounds, 2), ("--seed", args.seed, 0)):
         if value is not None and value < low:
             ap.error(f"{flag} must be an integer >= {low}, got {value}")
     try:

@@ -67,7 +67,7 @@ def test_make_controller_unknown():
         make_controller("nope")
 
 
-@pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1")])
+@pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1"), ("--seed", "-1")])
 def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
     import subprocess
     import sys
@@ -233,3 +233,33 @@ def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path):
     proc = _cli("-m", "baselines.benchmark", "--suite", "dynamic-v0", "--agent", GENERALIST, "--out", str(tmp_path))
     _one_line_refusal(proc, f"--agent {GENERALIST}", "dynamic-v0")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["fig7", "--rounds", "1"], "--rounds 1 is invalid (config field episode_length=1 is invalid; allowed: an integer in [2,"),
+    (["cells", "--rounds", "0"], "--rounds 0 is invalid (config field episode_length=0"),
+    (["table", "--drops", "0"], "--drops 0 is invalid; allowed: an integer ≥ 1"),
+    (["hetero", "--workers", "-1"], "--workers -1 is invalid; allowed: an integer ≥ 1"),
+    (["fig9", "--seed", "-1"], "--seed -1 is invalid; allowed: an integer ≥ 0"),
+    (["gap", "--num-devices", "0"], "--num-devices 0 is invalid (config field num_devices=0"),
+    (["gap", "--gamma-max", "-1"], "--gamma-max -1 is invalid (config field gamma_max=-1"),
+    (["fig11", "--agent", "/nonexistent"], "--agent /nonexistent: no saved agent there"),
+    (["dynamics", "--agent", "/nonexistent"], "--agent /nonexistent: no saved agent there"),
+    (["hetero", "--agent", "/nonexistent"], "--agent /nonexistent: no saved agent there"),
+    (["table", "--agent", "/nonexistent"], "--agent /nonexistent: no saved agent there"),
+    (["cells", "--agent", "/nonexistent"], "--agent /nonexistent: no saved agent there"),
+    (["dynamics", "--quick", "--agent", "agents/pretrained/leaderboard/mlp-s0"], "no point of the dynamics sweep"),
+    (["table", "--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST], "device rows of 6 entries"),
+    (["cells", "--agent", "agents/pretrained/leaderboard/mlp-s0"], "reads observations of 102 entries"),
+    (["fig7", "--agent", GENERALIST], "--agent is not used by fig7"),
+    (["gap", "--mlp-agent", GENERALIST], "--mlp-agent is not used by gap"),
+])
+def test_experiments_cli_refuses_before_work(argv, needle, tmp_path, capsys):
+    from experiments.__main__ import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--out", str(tmp_path / "out"), "--no-progress"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert needle in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
