@@ -181,6 +181,14 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         cfg = env_config(args.env_id, **overrides)
     except (ValueError, TypeError) as e:
         ap.error(f"--set: {e}" if args.set else str(e))
+    if args.bc_init is not None:  # e.g. fixed-<γ> beyond the config's gamma_max: refused before any work
+        from baselines.evaluate import check_entries
+        from baselines.harness import ControllerFactory, Entry
+
+        try:
+            check_entries([Entry(args.bc_init, ControllerFactory(args.bc_init))], cfg)
+        except ValueError as e:
+            ap.error(f"--bc-init: {e}")
     if args.log_dir is None:
         args.log_dir = default_log_dir(args.env_id, args.quick)
     _check_writable(ap, args.log_dir)

@@ -294,7 +294,7 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
     if not sb3:
         policy, normalization, meta = read_portable(path)
         return PPOController(None, normalization, config=_config_of(meta, path / AGENT_FILE), name=name,
-                             frame_stack=int(meta.get("frame_stack", 1)), policy=policy)
+                             frame_stack=_frame_stack(meta, path / AGENT_FILE), policy=policy)
     from stable_baselines3 import PPO
 
     if not (path / MODEL_FILE).exists():
@@ -307,7 +307,14 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
             vn = pickle.load(fh)
         obs_rms, clip, eps = (vn.obs_rms if vn.norm_obs else None), vn.clip_obs, vn.epsilon
     return PPOController(model, obs_rms, clip, eps, _config_of(meta, path / CONFIG_FILE), name,
-                         frame_stack=int(meta.get("frame_stack", 1)))
+                         frame_stack=_frame_stack(meta, path / CONFIG_FILE))
+
+
+def _frame_stack(meta: dict, source: Path) -> int:
+    n = meta.get("frame_stack", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{source}: frame_stack={n!r} is invalid; allowed: an integer ≥ 1")
+    return n
 
 
 def _config_of(meta: dict, source: Path):

@@ -89,18 +89,18 @@ def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
 
 
 def check_methods(suite: Suite, methods: Sequence[Method]) -> None:
-    """Refuse (``ValueError`` naming the agent and the cell), before any episode starts, a learned
-    method whose agents cannot act in a cell of ``suite`` (:func:`baselines.evaluate.check_agents`)."""
-    from .evaluate import check_agents
+    """Refuse (``ValueError`` naming the entry and the cell), before any episode starts, a method
+    that cannot play in a cell of ``suite``: an agent that cannot act there, a ``fixed-<γ>``
+    beyond its ``gamma_max`` (:func:`baselines.evaluate.check_entries`)."""
+    from .evaluate import check_entries
 
     for cell in suite.cells:
         config = cell.config()
         for m in methods:
-            if m.kind == "agent":
-                try:
-                    check_agents(m.entries, config)
-                except ValueError as e:
-                    raise ValueError(f"{e} (in cell {cell.name!r} of {suite.name})") from None
+            try:
+                check_entries(m.entries, config)
+            except ValueError as e:
+                raise ValueError(f"{e} (in cell {cell.name!r} of {suite.name})") from None
 
 
 def _episode_job(args):

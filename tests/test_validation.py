@@ -4,6 +4,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import msenv
 from agents.setpolicy import DeviceSetPolicy
 from baselines import BudgetedGreedy, make_controller
 
@@ -263,3 +264,159 @@ def test_experiments_cli_refuses_before_work(argv, needle, tmp_path, capsys):
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+SINGLE_IDS = sorted(msenv.ENV_IDS)
+
+
+@pytest.mark.parametrize("env_id", SINGLE_IDS)
+def test_make_vec_num_envs_of_every_id(env_id):
+    for n in (0, -1, True, 2.5):
+        with pytest.raises(ValueError, match="num_envs"):
+            gym.make_vec(env_id, num_envs=n)
+
+
+@pytest.mark.parametrize("env_id", SINGLE_IDS)
+def test_vector_step_wrong_action_batch_of_every_id(env_id):
+    envs = gym.make_vec(env_id, num_envs=2)
+    envs.reset(seed=0)
+    k = envs.single_action_space.shape[0]
+    try:
+        for bad in (np.zeros((3, k), np.int64), np.zeros((2, k + 1), np.int64), np.zeros(k, np.int64),
+                    np.full((2, k), 99), np.full((2, k), -1), np.full((2, k), 1.5)):
+            with pytest.raises(ValueError, match="action"):
+                envs.step(bad)
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("name,kwargs,exc,match", [
+    ("fixed-x", {}, ValueError, "'fixed-x' is not known"),
+    ("fixed--1", {}, ValueError, "gamma=-1"),
+    ("greedy-saa", {"nope": 1}, TypeError, "nope"),
+    ("local-search", {"foo": 1}, TypeError, "foo"),
+    ("greedy-saa", {"n_samples": 0}, ValueError, "n_samples=0"),
+    ("optimal-uniform", {"n_samples": True}, ValueError, "n_samples=True"),
+    ("budgeted-greedy", {"budget_ms": float("nan")}, ValueError, "budget_ms=nan"),
+    ("", {}, ValueError, "'' is not known"),
+])
+def test_make_controller_bad_names_and_kwargs(name, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        make_controller(name, **kwargs)
+
+
+def test_registry_skips_broken_non_callable_and_reserved_plugins(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from baselines import registry
+
+    eps = [EntryPoint("pi-controller", "math:pi", registry.GROUP),
+           EntryPoint("missing", "no_such_module_xyz:Thing", registry.GROUP),
+           EntryPoint("fixed-3", "baselines.simple:Fixed", registry.GROUP),
+           EntryPoint("a@b", "baselines.simple:Fixed", registry.GROUP),
+           EntryPoint("my-fixed", "baselines.simple:Fixed", registry.GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: eps)
+    reg = {}
+    with pytest.warns(UserWarning) as record:
+        added = registry.register_entry_points(reg)
+    assert added == ["my-fixed"] and list(reg) == ["my-fixed"]
+    text = "\n".join(str(w.message) for w in record)
+    for name in ("'pi-controller'", "'missing'", "'fixed-3'", "'a@b'"):
+        assert name in text
+
+
+def _broken_agent(tmp_path, src, doc_update=None, arrays_update=None, raw_npz=None):
+    import json
+    import shutil
+    from pathlib import Path
+
+    d = tmp_path / "agent"
+    shutil.copytree(src, d)
+    if doc_update is not None:
+        doc = json.loads((Path(src) / "agent.json").read_text())
+        (d / "agent.json").write_text(json.dumps({**doc, **doc_update}))
+    if arrays_update is not None:
+        arrays = dict(np.load(Path(src) / "policy.npz"))
+        np.savez(d / "policy.npz", **{**arrays, **arrays_update(arrays)})
+    if raw_npz is not None:
+        (d / "policy.npz").write_bytes(raw_npz)
+    return d
+
+
+MLP0, SET0 = "agents/pretrained/leaderboard/mlp-s0", "agents/pretrained/leaderboard/set-s0"
+
+
+@pytest.mark.parametrize("src,change,file,match", [
+    (MLP0, dict(raw_npz=b""), "policy.npz", "not a valid weights file"),
+    (MLP0, dict(raw_npz=np.random.default_rng(0).bytes(500)), "policy.npz", "not a valid weights file"),
+    (MLP0, dict(arrays_update=lambda a: {"layer0.bias": a["layer0.bias"][:-1]}), "policy.npz", "layer0.bias"),
+    (MLP0, dict(arrays_update=lambda a: {"obs.mean": a["obs.mean"][:5]}), "policy.npz", "obs.mean"),
+    (MLP0, dict(arrays_update=lambda a: {"layer0.weight": np.full_like(a["layer0.weight"], np.nan)}), "policy.npz",
+     "non-finite"),
+    (SET0, dict(arrays_update=lambda a: {"head.bias": a["head.bias"][:-1]}), "policy.npz", "head.bias"),
+    (MLP0, dict(doc_update={"normalization": [1]}), "agent.json", "normalization"),
+    (MLP0, dict(doc_update={"normalization": {"clip": "x", "epsilon": 1e-8}}), "agent.json", "clip='x'"),
+    (MLP0, dict(doc_update={"frame_stack": 0}), "agent.json", "frame_stack=0"),
+    (MLP0, dict(doc_update={"policy": [1]}), "agent.json", "policy=\\[1\\]"),
+    (SET0, dict(doc_update={"policy": {"n_features": "six", "n_globals": 2, "hidden": 64, "masked": False,
+                                       "pooling": "mean", "phi": 2, "psi": 1}}), "agent.json", "six"),
+])
+def test_load_agent_refuses_garbage_files_naming_them(tmp_path, src, change, file, match):
+    from agents import load_agent
+
+    d = _broken_agent(tmp_path, src, **change)
+    with pytest.raises(ValueError, match=match) as exc:
+        load_agent(d)
+    assert str(d / file) in str(exc.value)
+
+
+def test_benchmark_cli_bad_agents_and_controllers_in_one_line(tmp_path, capsys):
+    from baselines.benchmark import main
+
+    garbage = _broken_agent(tmp_path, MLP0, raw_npz=b"garbage")
+    for argv, needle in ((["--suite", "paper-v0", "--agent", str(garbage)], f"{garbage / 'policy.npz'}"),
+                         (["--suite", "paper-v0", "--controllers", "fixed-30"], "'fixed-30' drafts 30 tokens"),
+                         (["--suite", "nope"], "invalid choice: 'nope'"),
+                         (["--suite", "cells-in-v0", "--agent", MLP0], "reads observations of 102 entries")):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--out", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and needle in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluate_cli_fixed_beyond_gamma_max_and_garbage_agent(tmp_path, capsys):
+    from baselines.evaluate import main
+
+    garbage = _broken_agent(tmp_path, MLP0, doc_update={"frame_stack": "two"})
+    for argv, needle in ((["--controllers", "fixed-50"], "'fixed-50' drafts 50 tokens; this env allows 0..20"),
+                         (["--agent", str(garbage)], "frame_stack='two'")):
+        with pytest.raises(SystemExit) as exc:
+            main([*argv, "--episodes", "1", "--rounds", "2", "--out", str(tmp_path / "e.csv")])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and needle in err, err
+    assert not (tmp_path / "e.csv").exists()
+
+
+def test_convert_cli_nonexistent_and_garbage_dirs(tmp_path, capsys):
+    from agents.convert import main
+
+    (tmp_path / "garbage").mkdir()
+    (tmp_path / "garbage" / "model.zip").write_text("not a zip")
+    for d in (tmp_path / "none", tmp_path / "garbage"):
+        with pytest.raises(SystemExit) as exc:
+            main([str(d)])
+        err = capsys.readouterr().err
+        assert exc.value.code == 1 and f"error: {d}:" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_train_bc_init_fixed_beyond_gamma_max_refused(capsys, tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import train
+
+    with pytest.raises(SystemExit) as exc:
+        train.parse(["--bc-init", "fixed-50", "--log-dir", str(tmp_path / "run")])
+    assert exc.value.code == 2 and "--bc-init: controller 'fixed-50' drafts 50 tokens" in capsys.readouterr().err
