@@ -116,9 +116,10 @@ def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> lis
                 f"the agent's K = {k}" if k else "cells of a fixed K for a cell generator's agent")
                 + f"; allowed: an agent of K in {', '.join(map(str, ks))}")
         return [j.config for j in jobs]
-    from .figures import fig11_jobs
+    from .figures import FIGURES, QUICK, fig11_jobs
 
-    return [j.config for j in fig11_jobs(drops=1, rounds=args.rounds, agent=agent) if j.agent]
+    params = {**FIGURES["fig11"][1], **(QUICK["fig11"] if args.quick else {})}  # as run_figure builds them
+    return [j.config for j in fig11_jobs(drops=1, seed=args.seed, rounds=args.rounds, agent=agent, **params) if j.agent]
 
 
 def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: list) -> None:

@@ -68,7 +68,7 @@ def test_make_controller_unknown():
         make_controller("nope")
 
 
-@pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1"), ("--seed", "-1")])
+@pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1")])
 def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
     import subprocess
     import sys
@@ -208,31 +208,31 @@ def test_agent_factory_check_gamma_max():
         AgentFactory("agents/pretrained/leaderboard/set-s0").check(env_config("msenv/MultiSpin-v0", gamma_max=10))
 
 
-def _cli(*argv, timeout=120):
-    import subprocess
-    import sys
-    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=timeout)
+def _refused(main, argv, capsys, *needles):
+    """``main(argv)`` stops with argparse's one-line error (exit 2) holding ``needles``."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    lines = [line for line in err.splitlines() if "error:" in line]
+    assert len(lines) == 1 and all(n in lines[0] for n in needles), err
 
 
-def _one_line_refusal(proc, *needles):
-    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
-    assert "Traceback" not in proc.stderr
-    err = [line for line in proc.stderr.splitlines() if "error:" in line]
-    assert len(err) == 1, proc.stderr
-    for n in needles:
-        assert n in err[0], err[0]
+def test_evaluate_cli_refuses_an_agent_for_another_env_up_front(tmp_path, capsys):
+    from baselines.evaluate import main
 
-
-def test_evaluate_cli_refuses_an_agent_for_another_env_up_front(tmp_path):
-    proc = _cli("-m", "baselines.evaluate", "--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST,
-                "--episodes", "1", "--rounds", "2", "--controllers", "fixed-4", "--out", str(tmp_path / "e.csv"))
-    _one_line_refusal(proc, f"--agent {GENERALIST}", "device rows of 6 entries")
+    _refused(main, ["--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST, "--episodes", "1", "--rounds", "2",
+                    "--controllers", "fixed-4", "--out", str(tmp_path / "e.csv")], capsys,
+             f"--agent {GENERALIST}", "device rows of 6 entries")
+    _refused(main, ["--seed", "-1", "--out", str(tmp_path / "e.csv")], capsys, "--seed")
     assert not (tmp_path / "e.csv").exists()
 
 
-def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path):
-    proc = _cli("-m", "baselines.benchmark", "--suite", "dynamic-v0", "--agent", GENERALIST, "--out", str(tmp_path))
-    _one_line_refusal(proc, f"--agent {GENERALIST}", "dynamic-v0")
+def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path, capsys):
+    from baselines.benchmark import main
+
+    _refused(main, ["--suite", "dynamic-v0", "--agent", GENERALIST, "--out", str(tmp_path)], capsys,
+             f"--agent {GENERALIST}", "dynamic-v0")
     assert not list(tmp_path.iterdir())
 
 
@@ -252,6 +252,7 @@ def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path):
     (["dynamics", "--quick", "--agent", "agents/pretrained/leaderboard/mlp-s0"], "no point of the dynamics sweep"),
     (["table", "--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST], "device rows of 6 entries"),
     (["cells", "--agent", "agents/pretrained/leaderboard/mlp-s0"], "reads observations of 102 entries"),
+    (["fig11", "--quick", "--agent", "agents/pretrained/leaderboard/mlp-s0"], "32 entries for 6 devices"),
     (["fig7", "--agent", GENERALIST], "--agent is not used by fig7"),
     (["gap", "--mlp-agent", GENERALIST], "--mlp-agent is not used by gap"),
 ])
