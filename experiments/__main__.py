@@ -92,7 +92,9 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             cells.cell_config(kind, k, args.rounds) for kind in cells.CELL_TYPES for k in cells.KS
             if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
         if args.mlp_agent is not None:
-            _check_agent(ap, "--mlp-agent", args.mlp_agent, [cells.cell_config("paper", 20, args.rounds).base])
+            # run_point plays it on the paper cell's single-cell env at K = 20
+            _check_agent(ap, "--mlp-agent", args.mlp_agent,
+                         [cells.cell_config("paper", 20, args.rounds).base.replace(num_devices=20)])
     elif args.agent:
         _check_agent(ap, "--agent", args.agent[0], _agent_configs(ap, args))
 
@@ -112,9 +114,9 @@ def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> lis
         if not jobs:
             k = agent_devices(agent)
             ks = sorted({j.config.num_devices for j in build_jobs(1, 0, 2, args.quick)})
-            ap.error(f"--agent {agent}: no point of the dynamics sweep has " + (
-                f"the agent's K = {k}" if k else "cells of a fixed K for a cell generator's agent")
-                + f"; allowed: an agent of K in {', '.join(map(str, ks))}")
+            ap.error(f"--agent {agent}: the dynamics sweep plays an agent at the points of its K, and "
+                     + (f"no point has K = {k}" if k else "a cell generator's agent has no K")
+                     + f"; allowed: an agent trained at K in {', '.join(map(str, ks))}")
         return [j.config for j in jobs]
     from .figures import FIGURES, QUICK, fig11_jobs
 
