@@ -18,8 +18,9 @@ Outputs go to ``--log-dir`` (TensorBoard: ``tensorboard --logdir <log-dir>/tb``)
 Run safety: Ctrl-C (SIGINT) or SIGTERM stops training after the current step and saves the agent
 (``<log-dir>/agent``) and a resumable checkpoint (``<log-dir>/resume``: model with optimiser
 state, VecNormalize statistics, arguments, baseline results, metrics), then exits with 130 / 143.
-The resumable checkpoint is also written every ``--checkpoint-minutes`` of wall-clock time and at
-the end, so a killed run loses at most that interval. An I/O error while writing a checkpoint
+The resumable checkpoint is also written every ``--checkpoint-minutes`` of wall-clock time
+(default 2) or ``--checkpoint-steps`` (default 100000), whichever comes first, and at the end,
+so a killed run loses at most that interval. An I/O error while writing a checkpoint
 or the logs (disk full, read-only) stops training with one line naming the path, saves the
 resumable checkpoint if it can, and exits with 74. ``--resume <log-dir>`` continues to
 ``--timesteps`` (default: the original run's) in the same TensorBoard run; a finished run can be
@@ -29,6 +30,7 @@ extended the same way.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -98,8 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--eval-seed", type=int, default=10_000, help="first held-out seed (default 10000)")
     ev.add_argument("--eval-freq", type=int, default=50_000, help="EvalCallback period in env steps (default 50000)")
     ev.add_argument("--checkpoint-freq", type=int, default=250_000, help="CheckpointCallback period in env steps")
-    ev.add_argument("--checkpoint-minutes", type=float, default=10.0,
-                    help="write the resumable checkpoint every this many minutes of wall-clock time (default 10)")
+    ev.add_argument("--checkpoint-minutes", type=float, default=2.0,
+                    help="write the resumable checkpoint every this many minutes of wall-clock time (default 2) "
+                         "or every --checkpoint-steps, whichever comes first: a killed run loses at most that")
+    ev.add_argument("--checkpoint-steps", type=int, default=100_000,
+                    help="write the resumable checkpoint every this many environment steps too (default 100000)")
     ev.add_argument("--resume", metavar="LOG_DIR", default=None,
                     help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
     ev.add_argument("--workers", type=int, default=2, help="processes for the baseline evaluation (default 2)")
@@ -111,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: arguments a resumed run may change; everything else comes from the checkpoint
-RESUME_MUTABLE = ("timesteps", "resume", "no_progress", "workers", "checkpoint_minutes")
+RESUME_MUTABLE = ("timesteps", "resume", "no_progress", "workers", "checkpoint_minutes", "checkpoint_steps")
 
 
 def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConfig]:
@@ -135,11 +140,14 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             setattr(args, key, val)
     if args.timesteps is None:
         args.timesteps = 500_000
-    for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "workers", "torch_threads",
-                 "frame_stack", "bc_episodes", "bc_epochs"):
+    for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "checkpoint_steps", "workers",
+                 "torch_threads", "frame_stack", "bc_episodes", "bc_epochs"):
         val = getattr(args, name)
         if val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
+    for name in ("seed", "eval_seed"):
+        if getattr(args, name) < 0:
+            ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 0")
     for name in ("n_steps", "batch_size", "n_epochs"):
         val = getattr(args, name)
         if val is not None and val < 1:
@@ -175,6 +183,14 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         cfg = env_config(args.env_id, **overrides)
     except (ValueError, TypeError) as e:
         ap.error(f"--set: {e}" if args.set else str(e))
+    if args.bc_init is not None:  # e.g. fixed-<γ> beyond the config's gamma_max: refused before any work
+        from baselines.evaluate import check_entries
+        from baselines.harness import ControllerFactory, Entry
+
+        try:
+            check_entries([Entry(args.bc_init, ControllerFactory(args.bc_init))], cfg)
+        except ValueError as e:
+            ap.error(f"--bc-init: {e}")
     if args.log_dir is None:
         args.log_dir = default_log_dir(args.env_id, args.quick)
     _check_writable(ap, args.log_dir)
@@ -253,6 +269,8 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
                  f"allowed: an integer ≥ {done}")
     if not new.checkpoint_minutes > 0:
         ap.error(f"--checkpoint-minutes {new.checkpoint_minutes} is invalid; allowed: a number > 0")
+    if new.checkpoint_steps < 1:
+        ap.error(f"--checkpoint-steps {new.checkpoint_steps} is invalid; allowed: an integer ≥ 1")
     _check_writable(ap, new.log_dir)
     from agents.controller import load_config
 
@@ -352,7 +370,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"train.py: stopped by {e.signal_name} during the baseline phase; nothing to resume yet",
               file=sys.stderr, flush=True)
         return {"exit_code": e.exit_code}
-    trained = train(args, cfg, run, base)
+    try:
+        trained = train(args, cfg, run, base)
+    except Stopped as e:  # before PPO's first step (behaviour cloning)
+        print(f"train.py: stopped by {e.signal_name} during {getattr(e, 'phase', 'the set-up')}; nothing to resume yet",
+              file=sys.stderr, flush=True)
+        return {"exit_code": e.exit_code}
     if trained.io_error is not None:
         return {"exit_code": EXIT_IO_ERROR, "log_dir": str(out), "num_timesteps": trained.num_timesteps,
                 "resumable": trained.resumable}
@@ -395,7 +418,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback, EvalCallback
 
     from agents.callbacks import MetricsCallback
-    from agents.checkpoint import GracefulStop, RunSafetyCallback, load_resumable, save_resumable
+    from agents.checkpoint import GracefulStop, RunSafetyCallback, ThreadIOErrors, load_resumable, save_resumable
     from agents.controller import save_agent
     from agents.envs import make_vec_env, normalize, stack_frames
     from agents.ppo import DEFAULT_PPO, make_ppo
@@ -428,14 +451,24 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
         if args.bc_init:
             from agents.bc import clone, collect
+            from agents.checkpoint import StopNow, Stopped
 
             t0 = time.perf_counter()
-            demos = collect(args.bc_init, cfg, args.bc_episodes, workers=args.workers, progress=run.progress)
-            fit = clone(model, venv, demos, epochs=args.bc_epochs, seed=args.seed)
+            print(f"behaviour cloning: {args.bc_init} plays {args.bc_episodes} demonstration episodes, then "
+                  f"{args.bc_epochs} epochs of fitting", flush=True)
+            try:  # SIGINT/SIGTERM: nothing to save yet; the demonstration workers are ended on the way out
+                with StopNow():
+                    demos = collect(args.bc_init, cfg, args.bc_episodes, workers=args.workers, progress=run.progress)
+                    fit = clone(model, venv, demos, epochs=args.bc_epochs, seed=args.seed)
+                    # the cloned policy before any PPO update, compared in the final table
+                    save_agent(out / "cloned", model, venv, cfg,
+                               extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
+            except Stopped as e:
+                venv.close()
+                e.phase = f"behaviour cloning (--bc-init {args.bc_init})"
+                raise
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
-            # the cloned policy before any PPO update, compared in the final table
-            save_agent(out / "cloned", model, venv, cfg, extra={"bc_init": args.bc_init, "bc_fit": fit, "frame_stack": 1})
     eval_env = stack_frames(normalize(rewarded(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")), gamma,
                                       training=False, norm_obs=params.get("policy") != "set"), args.frame_stack)
     metrics = MetricsCallback(base.refs)
@@ -451,8 +484,9 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                                                              "baselines": base_dump, "metrics": metrics.history})
 
     remaining = args.timesteps - model.num_timesteps
-    with GracefulStop() as stop:
-        safety = RunSafetyCallback(stop, checkpoint, 60.0 * args.checkpoint_minutes)
+    with GracefulStop() as stop, ThreadIOErrors() as thread_errors:
+        safety = RunSafetyCallback(stop, checkpoint, 60.0 * args.checkpoint_minutes,
+                                   interval_steps=args.checkpoint_steps)
         callbacks = CallbackList([
             safety, metrics, eval_cb,
             CheckpointCallback(save_freq=max(args.checkpoint_freq // args.n_envs, 1), save_path=str(out / "checkpoints"),
@@ -466,6 +500,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                             reset_num_timesteps=not args.resume)
             except OSError as e:  # a checkpoint or the logs could not be written (disk full, read-only, …)
                 return _stop_on_io_error(e, model, checkpoint, run)
+        if thread_errors.errors:  # TensorBoard's writer thread failed after the last log was written
+            return _stop_on_io_error(thread_errors.errors[0], model, checkpoint, run)
         seconds = time.perf_counter() - t0
     extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack,
              "reward": getattr(args, "reward", None) or "goodput"}
@@ -479,14 +515,14 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
 def _stop_on_io_error(e: OSError, model, checkpoint, run: Run) -> Trained:
     """Training stopped by an I/O error: one line naming the path, then the resumable state is
     saved if it can be (one more line if it cannot)."""
-    where = f" {e.filename}" if e.filename else ""
+    where = f" {os.fsdecode(e.filename)}" if e.filename else ""  # TensorBoard's paths are bytes
     print(f"train.py: could not write{where}: {e.strerror or e}; training stopped at step {model.num_timesteps}",
           file=sys.stderr, flush=True)
     try:
         checkpoint()
     except OSError as e2:
         print(f"train.py: could not save the resumable state to {run.resume_dir}: {e2.strerror or e2}"
-              + (f" ({e2.filename})" if e2.filename else ""), file=sys.stderr, flush=True)
+              + (f" ({os.fsdecode(e2.filename)})" if e2.filename else ""), file=sys.stderr, flush=True)
         saved = False
     else:
         print(f"resumable checkpoint in {run.resume_dir}; continue with: python train.py --resume {run.out}",

@@ -1,5 +1,5 @@
 """Run safety for training: resumable checkpoints, graceful stop on SIGINT/SIGTERM, and
-checkpoints by wall-clock interval (so a killed run loses at most that interval).
+checkpoints by wall-clock interval and by steps (so a killed run loses at most that interval).
 
 A *resumable checkpoint* is a directory holding ``model.zip`` (SB3 PPO, with its step count and
 optimiser state), ``vecnormalize.pkl`` (running observation/return statistics) and
@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -124,25 +125,64 @@ class StopNow(GracefulStop):
         raise Stopped(self.signal_name)
 
 
+class ThreadIOErrors:
+    """Context manager: an ``OSError`` that ends a background thread — TensorBoard's event-file
+    writer when the log directory turns read-only or the disk fills — is recorded in
+    :attr:`errors` instead of printed as a traceback. The writer raises the same error in the main
+    thread at its next write, where the training script stops with one line; :attr:`errors` holds
+    it for when no write comes after. Other exceptions go to the previous ``threading.excepthook``."""
+
+    def __init__(self) -> None:
+        self.errors: list[OSError] = []
+        self._old = None
+
+    def _hook(self, args) -> None:
+        if args.exc_type is not None and issubclass(args.exc_type, OSError):
+            self.errors.append(args.exc_value)
+            return
+        self._old(args)
+
+    def __enter__(self) -> ThreadIOErrors:
+        self._old = threading.excepthook
+        threading.excepthook = self._hook
+        return self
+
+    def __exit__(self, *exc) -> None:
+        threading.excepthook = self._old
+
+
 class RunSafetyCallback(BaseCallback):
     """Stops ``learn()`` when a :class:`GracefulStop` was signalled, and writes the resumable
-    checkpoint every ``interval_s`` seconds of wall-clock time (``save`` is called with the
-    model; it writes the checkpoint)."""
+    checkpoint every ``interval_s`` seconds of wall-clock time and every ``interval_steps``
+    environment steps, whichever comes first (``save`` is called without arguments; it writes
+    the checkpoint; None disables a bound)."""
 
-    def __init__(self, stop: GracefulStop, save, interval_s: float | None, verbose: int = 0) -> None:
+    def __init__(self, stop: GracefulStop, save, interval_s: float | None, verbose: int = 0,
+                 interval_steps: int | None = None) -> None:
         super().__init__(verbose)
-        self.stop, self.save, self.interval_s = stop, save, interval_s
+        for name, val in (("interval_s", interval_s), ("interval_steps", interval_steps)):
+            if val is not None and (isinstance(val, bool) or not isinstance(val, (int, float)) or not val > 0):
+                raise ValueError(f"{name}={val!r} is invalid; allowed: a number > 0 or None")
+        self.stop, self.save, self.interval_s, self.interval_steps = stop, save, interval_s, interval_steps
         self._last = time.monotonic()
+        self._last_steps = 0
         self.n_saves = 0
+
+    def _on_training_start(self) -> None:
+        self._last = time.monotonic()
+        self._last_steps = self.num_timesteps  # a resumed run counts from the steps already done
 
     def _on_step(self) -> bool:
         if self.stop.requested:
             return False
-        if self.interval_s is not None and time.monotonic() - self._last >= self.interval_s:
+        by_time = self.interval_s is not None and time.monotonic() - self._last >= self.interval_s
+        by_steps = self.interval_steps is not None and self.num_timesteps - self._last_steps >= self.interval_steps
+        if by_time or by_steps:
             self.save()
             self.n_saves += 1
-            self._last = time.monotonic()
+            self._last, self._last_steps = time.monotonic(), self.num_timesteps
         return True
 
 
-__all__ = ["GracefulStop", "RunSafetyCallback", "StopNow", "Stopped", "load_resumable", "read_state", "save_resumable"]
+__all__ = ["GracefulStop", "RunSafetyCallback", "StopNow", "Stopped", "ThreadIOErrors", "load_resumable", "read_state",
+           "save_resumable"]

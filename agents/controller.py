@@ -137,9 +137,97 @@ class PPOController(Controller):
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         if obs is None:
             raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
+        if getattr(self.policy, "masked", False) and context is not None:
+            obs = self._as_generator_shows(context, obs)  # checks the rows against the cell's
+            x = self.check_observation(obs, batch=False, mask=False)
+            if (x.shape[-1] - self.policy.g) // self.policy.f < context.config.num_devices:
+                raise ValueError(f"agent {self.name!r}: an observation of shape {x.shape} has fewer device rows "
+                                 f"than this cell's {context.config.num_devices} devices")
+        else:
+            x = self.check_observation(obs, batch=False)
+        return self.policy.act(self._stacked(x))
+
+    def _reads(self) -> tuple[int | None, str]:
+        """(the observation width this agent reads as trained — a set policy reads any number of
+        device rows —, what it reads, in words)."""
+        cfg = self.config
+        if isinstance(self.policy, NumpyPolicy):
+            first = next((p[0] for op, p in self.policy.layers if op == "linear"), None)
+            width = None if first is None else first.shape[0] // max(self.frame_stack, 1)
+            return width, f"{width} entries" if width is not None else "any width"
+        f, g = self.policy.f, self.policy.g
         if getattr(self.policy, "masked", False):
-            obs = self._as_generator_shows(context, obs)
-        return self.policy.act(self._stacked(obs))
+            k = getattr(cfg, "k_max", None)
+            trained = f"k_max = {k} as trained, another k_max too" if k else "any k_max"
+            return (None if k is None else k * f + g), (
+                f"the cell generator's padded observation, k_max·{f} + {g} entries ({trained}), each row's last entry "
+                f"(its mask) 0 or 1; a single-cell env's observation goes through act(context, obs), which pads it")
+        k = getattr(cfg, "num_devices", None)
+        trained = f"K = {k} as trained, another K too" if k else "any K"
+        return (None if k is None else k * f + g), f"K·{f} + {g} entries for K devices ({trained})"
+
+    def check_observation(self, obs, batch: bool = True, mask: bool = True) -> np.ndarray:
+        """``obs`` as an array when this agent can read it (one observation, or with ``batch`` a
+        batch of them; a cell generator's agent: with ``mask``, every row's mask entry 0 or 1);
+        else ``ValueError`` naming its shape and the one expected."""
+        x = np.asarray(obs)
+        if x.dtype.kind not in "biuf":
+            raise ValueError(f"agent {self.name!r}: the observation has dtype {x.dtype}; allowed: numbers")
+        if not np.isfinite(x).all():
+            raise ValueError(f"agent {self.name!r}: the observation holds NaN or infinite entries; allowed: finite numbers")
+        width, reads = self._reads()
+        ok = x.ndim in ((1, 2) if batch else (1,))
+        if ok and isinstance(self.policy, NumpyPolicy):
+            ok = x.shape[-1] == width
+        elif ok and self.frame_stack == 1:
+            f, g = self.policy.f, self.policy.g
+            d = x.shape[-1]
+            ok = d > g and (d - g) % f == 0
+            if ok and mask and getattr(self.policy, "masked", False):
+                m = x[..., f - 1: d - g: f]
+                ok = bool(np.all((m == 0) | (m == 1)))
+        if not ok:
+            shape = f"({width},)" + (f" or (n, {width})" if batch else "") if width is not None else "(width,)"
+            raise ValueError(f"agent {self.name!r}: an observation of shape {x.shape} does not fit; expected "
+                             f"{shape}: {reads}")
+        return x
+
+    def check_config(self, config) -> None:
+        """Refuse (``ValueError`` saying why) an environment of ``config`` (a
+        :class:`~msenv.SystemConfig` or a cell generator's :class:`~msenv.cells.CellConfig`) whose
+        observations or draft lengths this agent cannot read or give — what a harness checks
+        before it starts any episode."""
+        from msenv.observation import GLOBAL_FEATURES, device_features
+
+        cells = hasattr(config, "k_range")
+        cell = config.base if cells else config
+        if isinstance(self.policy, NumpyPolicy):
+            n = int(self.policy.nvec[0]) if len(self.policy.nvec) else 0
+            if cells:
+                size = config.k_max * row_size(cell) + GLOBAL_FEATURES + 1
+                devices = config.k_max
+            else:
+                size, devices = obs_size(cell), cell.num_devices
+            width = self._reads()[0]
+            if width != size or len(self.policy.nvec) != devices:
+                raise ValueError(f"agent {self.name!r} reads observations of {width} entries and decides for "
+                                 f"{len(self.policy.nvec)} devices; this env's have {size} entries for {devices} "
+                                 "devices (an MLP agent acts only in the scenario it was trained on)")
+        else:
+            f, g, n = self.policy.f, self.policy.g, int(self.policy.head[0].shape[1])
+            if self.policy.masked:
+                if row_size(cell) != f or g != GLOBAL_FEATURES + 1:
+                    raise ValueError(f"agent {self.name!r} reads device rows of {f} entries; this cell's have "
+                                     f"{row_size(cell)} (another model: e.g. the §11 dynamics add entries)")
+            elif cells:
+                raise ValueError(f"agent {self.name!r} reads single-cell observations (device rows of {f} entries); "
+                                 "the cell generator's env shows padded ones: use a cell generator's agent")
+            elif device_features(cell) != f or g != GLOBAL_FEATURES:
+                raise ValueError(f"agent {self.name!r} reads device rows of {f} entries; this env's have "
+                                 f"{device_features(cell)} (another model: e.g. the §11 dynamics add entries)")
+        if n != cell.gamma_max + 1:
+            raise ValueError(f"agent {self.name!r} chooses draft lengths 0..{n - 1}; this env's are 0..{cell.gamma_max} "
+                             "(gamma_max differs)")
 
     def _as_generator_shows(self, context: RoundContext, obs: np.ndarray) -> np.ndarray:
         """A cell-generator agent's observation: checked against the cell's device rows, and padded
@@ -159,7 +247,7 @@ class PPOController(Controller):
         """SB3-style predict on raw observations (deterministic numpy path)."""
         if episode_start is not None and np.any(episode_start):
             self._history = None
-        x = self._stacked(observation)
+        x = self._stacked(self.check_observation(observation))
         if not deterministic:
             if self.model is None:
                 raise ValueError("predict(deterministic=False) samples from SB3's torch policy: load the agent with "
@@ -206,7 +294,7 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
     if not sb3:
         policy, normalization, meta = read_portable(path)
         return PPOController(None, normalization, config=_config_of(meta, path / AGENT_FILE), name=name,
-                             frame_stack=int(meta.get("frame_stack", 1)), policy=policy)
+                             frame_stack=_frame_stack(meta, path / AGENT_FILE), policy=policy)
     from stable_baselines3 import PPO
 
     if not (path / MODEL_FILE).exists():
@@ -219,7 +307,14 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
             vn = pickle.load(fh)
         obs_rms, clip, eps = (vn.obs_rms if vn.norm_obs else None), vn.clip_obs, vn.epsilon
     return PPOController(model, obs_rms, clip, eps, _config_of(meta, path / CONFIG_FILE), name,
-                         frame_stack=int(meta.get("frame_stack", 1)))
+                         frame_stack=_frame_stack(meta, path / CONFIG_FILE))
+
+
+def _frame_stack(meta: dict, source: Path) -> int:
+    n = meta.get("frame_stack", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{source}: frame_stack={n!r} is invalid; allowed: an integer ≥ 1")
+    return n
 
 
 def _config_of(meta: dict, source: Path):
@@ -237,3 +332,11 @@ class AgentFactory:
 
     def __call__(self) -> PPOController:
         return load_agent(self.path, self.name)
+
+    def check(self, config) -> None:
+        """Refuse (``ValueError`` naming the directory) an environment of ``config`` the agent
+        cannot act in (:meth:`PPOController.check_config`): before any episode starts."""
+        try:
+            self().check_config(config)
+        except ValueError as e:
+            raise ValueError(f"{self.path}: {e}") from None

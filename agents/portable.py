@@ -111,35 +111,81 @@ def read_portable(path: str | Path):
     if meta.get("format_version") != FORMAT_VERSION:
         raise ValueError(f"{jf}: format_version={meta.get('format_version')!r} is not supported; allowed: {FORMAT_VERSION}")
     kind, layout = meta.get("kind"), meta.get("policy")
-    if kind not in KINDS or not isinstance(layout, dict):
+    if kind not in KINDS:
         raise ValueError(f"{jf}: kind={kind!r} is invalid; allowed: {', '.join(KINDS)}")
+    if not isinstance(layout, dict):
+        raise ValueError(f"{jf}: policy={layout!r} is invalid; allowed: the {kind} policy's layout (an object)")
     try:
         with np.load(nf, allow_pickle=False) as data:
             arrays = {k: np.asarray(data[k]) for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
         raise ValueError(f"{nf}: not a valid weights file ({type(e).__name__}: {e})") from None
+    for name, a in arrays.items():
+        if a.dtype.kind not in "biuf" or not np.isfinite(a).all():
+            raise ValueError(f"{nf}: array {name!r} holds non-finite or non-numeric entries; allowed: finite numbers")
     try:
         if kind == "mlp":
+            ops, nvec = layout["layers"], [int(n) for n in layout["nvec"]]
+            if not isinstance(ops, list) or not nvec or len(set(nvec)) != 1 or nvec[0] < 2:
+                raise ValueError(f"the mlp layout needs a list of layers and nvec, a list of equal action counts ≥ 2 "
+                                 f"(got layers={ops!r}, nvec={layout['nvec']!r})")
             layers = [(op, (arrays[f"layer{i}.weight"], arrays[f"layer{i}.bias"]) if op == "linear" else None)
-                      for i, op in enumerate(layout["layers"])]
-            policy = NumpyPolicy.from_layers(layers, layout["nvec"])
+                      for i, op in enumerate(ops)]
+            policy = NumpyPolicy.from_layers(layers, nvec)
+            linear = [p for op, p in policy.layers if op == "linear"]
+            _check_chain(nf, "layer", linear, None, sum(nvec))
         else:
+            f, g, h = int(layout["n_features"]), int(layout["n_globals"]), int(layout["hidden"])
             parts = {part: [(arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"]) for i in range(int(layout[part]))]
                      for part in ("phi", "psi")}
             policy = NumpySetPolicy.from_arrays(
-                n_features=int(layout["n_features"]), n_globals=int(layout["n_globals"]), hidden=int(layout["hidden"]),
-                masked=bool(layout["masked"]), pooling=str(layout["pooling"]), phi=parts["phi"], psi=parts["psi"],
-                head=(arrays["head.weight"], arrays["head.bias"]))
+                n_features=f, n_globals=g, hidden=h, masked=bool(layout["masked"]), pooling=str(layout["pooling"]),
+                phi=parts["phi"], psi=parts["psi"], head=(arrays["head.weight"], arrays["head.bias"]))
+            _check_chain(nf, "phi", policy.phi, f + g, h)
+            _check_chain(nf, "psi", policy.psi, h * (3 if policy.pooling == "meanmax" else 2), h)
+            _check_chain(nf, "head", [policy.head], h, None)
     except KeyError as e:
         raise ValueError(f"{path}: {AGENT_FILE} and {POLICY_FILE} do not match (missing {e})") from None
+    except (ValueError, TypeError, IndexError) as e:
+        if str(e).startswith(str(nf)):
+            raise
+        raise ValueError(f"{jf}: the policy layout is invalid or does not match {POLICY_FILE} ({e})") from None
     norm = meta.get("normalization")
     normalization = None
     if norm is not None:
+        if not isinstance(norm, dict):
+            raise ValueError(f"{jf}: normalization={norm!r} is invalid; allowed: null or {{\"clip\": ..., \"epsilon\": ...}}")
         if "obs.mean" not in arrays or "obs.var" not in arrays:
             raise ValueError(f"{nf}: the normalisation arrays obs.mean/obs.var are missing")
-        normalization = ObsNormalization(arrays["obs.mean"].astype(np.float64), arrays["obs.var"].astype(np.float64),
-                                         float(norm["clip"]), float(norm["epsilon"]))
+        clip, eps = norm.get("clip"), norm.get("epsilon")
+        for name, val, ok in (("clip", clip, lambda v: v > 0), ("epsilon", eps, lambda v: v >= 0)):
+            if isinstance(val, bool) or not isinstance(val, (int, float)) or not np.isfinite(val) or not ok(val):
+                raise ValueError(f"{jf}: normalization {name}={val!r} is invalid; allowed: a finite number "
+                                 + ("> 0" if name == "clip" else "≥ 0"))
+        mean, var = arrays["obs.mean"].astype(np.float64), arrays["obs.var"].astype(np.float64)
+        width = policy.layers[0][1][0].shape[0] if kind == "mlp" and policy.layers and policy.layers[0][0] == "linear" \
+            else None
+        frames = meta.get("frame_stack", 1)
+        want = (width // frames,) if width is not None and isinstance(frames, int) and frames >= 1 else mean.shape
+        if mean.ndim != 1 or mean.shape != var.shape or mean.shape != want or (var < 0).any():
+            raise ValueError(f"{nf}: obs.mean {mean.shape} and obs.var {var.shape} must be equal 1-D shapes "
+                             f"{want} (the observation the policy reads), the variances ≥ 0")
+        normalization = ObsNormalization(mean, var, float(clip), float(eps))
     return policy, normalization, meta
+
+
+def _check_chain(source: Path, name: str, pairs, first_in: int | None, last_out: int | None) -> None:
+    """Layers ``(W, b)`` that compose: W 2-D, b its output size, each layer's input the previous
+    output, the first input ``first_in`` and the last output ``last_out`` (None: any)."""
+    prev = first_in
+    for i, (w, b) in enumerate(pairs):
+        key = name if name == "head" else f"{name}{i}"
+        if w.ndim != 2 or b.shape != (w.shape[1],) or (prev is not None and w.shape[0] != prev):
+            raise ValueError(f"{source}: {key}.weight {w.shape} / {key}.bias {b.shape} do not fit the layout "
+                             f"(input {prev if prev is not None else 'any'})")
+        prev = w.shape[1]
+    if last_out is not None and prev != last_out:
+        raise ValueError(f"{source}: the {name} layers end with {prev} outputs; the layout needs {last_out}")
 
 
 def convert(path: str | Path) -> Path:

@@ -88,6 +88,21 @@ def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
     return Method(label, "agent", tuple(entries), tuple(dirs))
 
 
+def check_methods(suite: Suite, methods: Sequence[Method]) -> None:
+    """Refuse (``ValueError`` naming the entry and the cell), before any episode starts, a method
+    that cannot play in a cell of ``suite``: an agent that cannot act there, a ``fixed-<γ>``
+    beyond its ``gamma_max`` (:func:`baselines.evaluate.check_entries`)."""
+    from .evaluate import check_entries
+
+    for cell in suite.cells:
+        config = cell.config()
+        for m in methods:
+            try:
+                check_entries(m.entries, config)
+            except ValueError as e:
+                raise ValueError(f"{e} (in cell {cell.name!r} of {suite.name})") from None
+
+
 def _episode_job(args):
     entry, config, seed, episode, cell = args
     return cell, run_episode(entry.factory(), config, seed, entry.label, episode)
@@ -336,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
         methods = controller_methods(suite.controllers if args.controllers is None else args.controllers)
         for spec in args.agent:
             methods.append(agent_method(spec, [m.label for m in methods]))
+        check_methods(suite, methods)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     connect_or_exit(ap, args.ray)

@@ -48,6 +48,30 @@ def check_agent_dir(path: str | Path, flag: str = "--agent") -> None:
         raise ValueError(f"{flag} {path}: no saved agent there (expected agent.json and policy.npz)")
 
 
+def check_entries(entries: Sequence[Entry], config, flag: str = "--agent") -> None:
+    """Refuse (``ValueError``), before any episode starts, an entry that cannot play in the env of
+    ``config``: an agent whose observation or draft lengths differ (the message starts with
+    ``flag``; agent loaders with a ``check(config)`` method are asked — msenv's PPO loader has
+    one —, others are trusted), or a ``fixed-<γ>`` beyond the config's ``gamma_max``."""
+    from .harness import ControllerFactory
+    from .simple import Fixed
+
+    gamma_max = getattr(config, "base", config).gamma_max
+    for e in entries:
+        if isinstance(e.factory, ControllerFactory):
+            ctrl = e.factory()
+            if isinstance(ctrl, Fixed) and ctrl.gamma > gamma_max:
+                raise ValueError(f"controller {e.label!r} drafts {ctrl.gamma} tokens; this env allows 0..{gamma_max} "
+                                 f"(gamma_max={gamma_max})")
+            continue
+        check = getattr(e.factory, "check", None)
+        if callable(check):
+            try:
+                check(config)
+            except ValueError as err:
+                raise ValueError(f"{flag} {err}") from None
+
+
 def controller_help() -> str:
     """One line per name ``--controllers`` accepts (from the registry's docstrings)."""
     lines = []
@@ -116,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     ap = build_parser()
     args = ap.parse_args(argv)
     for flag, value, low in (("--episodes", args.episodes, 1), ("--workers", args.workers, 1),
-                             ("--rounds", args.rounds, 2)):
+                             ("--rounds", args.rounds, 2), ("--seed", args.seed, 0)):
         if value is not None and value < low:
             ap.error(f"{flag} must be an integer >= {low}, got {value}")
     try:
@@ -128,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
         else:
             cfg = resolve_config(args.preset, **overrides)
         entries = make_entries(args.controllers, args.agent)
+        check_entries(entries, cfg)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
     connect_or_exit(ap, args.ray)

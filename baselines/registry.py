@@ -26,11 +26,31 @@ def register_entry_points(registry: MutableMapping[str, Callable], group: str = 
     for ep in entry_points(group=group):
         if ep.name in registry:
             continue
+        reserved = _reserved(ep.name)
+        if reserved:
+            warnings.warn(f"controller entry point {ep.name!r} ({ep.value}) is skipped: {reserved}", stacklevel=2)
+            continue
         try:
-            registry[ep.name] = ep.load()
+            factory = ep.load()
         except Exception as exc:  # a broken plugin must not break msenv's own controllers
             warnings.warn(f"controller entry point {ep.name!r} ({ep.value}) failed to load: {exc!r}",
                           stacklevel=2)
             continue
+        if not callable(factory):
+            warnings.warn(f"controller entry point {ep.name!r} ({ep.value}) is skipped: it names "
+                          f"{type(factory).__name__} {factory!r}, not a controller class or factory", stacklevel=2)
+            continue
+        registry[ep.name] = factory
         added.append(ep.name)
     return added
+
+
+def _reserved(name: str) -> str:
+    """Why ``name`` cannot be a controller's name ("" when it can): ``fixed-<γ>`` is built in and
+    ``@`` separates an entry's reactive policy (``name@policy``)."""
+    if not name or "@" in name or name != name.strip():
+        return "a name is non-empty, without '@' or surrounding spaces"
+    head, _, tail = name.partition("-")
+    if head == "fixed" and tail.lstrip("-").isdigit():
+        return "fixed-<gamma> is a built-in name"
+    return ""

@@ -43,6 +43,103 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+#: the subcommands that play a trained agent (--agent); cells also takes --mlp-agent
+AGENT_USERS = ("fig11", "all", "dynamics", "hetero", "cells", "table")
+
+
+def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, with argparse's one-line error and before any work starts, a bad count or seed, a
+    configuration field out of the config's own range, an agent directory that holds no agent,
+    an agent that cannot act in the experiment's envs, or an option the subcommand does not use."""
+    from msenv import resolve_config
+
+    for name in ("drops", "workers"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    if args.seed < 0:
+        ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
+    if args.figure != "gap":  # --rounds is each drop's episode_length: the config's range
+        try:
+            resolve_config("qwen2.5", episode_length=args.rounds)
+        except ValueError as e:
+            ap.error(f"--rounds {args.rounds} is invalid ({e})")
+    else:
+        try:
+            resolve_config("qwen2.5", num_devices=args.num_devices)
+        except ValueError as e:
+            ap.error(f"--num-devices {args.num_devices} is invalid ({e})")
+        try:
+            resolve_config("qwen2.5", gamma_max=args.gamma_max)
+        except ValueError as e:
+            ap.error(f"--gamma-max {args.gamma_max} is invalid ({e})")
+    if args.agent and args.figure not in AGENT_USERS:
+        ap.error(f"--agent is not used by {args.figure}; allowed with: {', '.join(AGENT_USERS)}")
+    if len(args.agent) > 1 and args.figure != "table":
+        ap.error(f"--agent takes one directory for {args.figure} (several only for table)")
+    if args.mlp_agent is not None and args.figure != "cells":
+        ap.error(f"--mlp-agent is not used by {args.figure}; allowed with: cells")
+    if args.figure == "table":
+        from msenv import env_config
+
+        try:
+            configs = [env_config(args.env_id, episode_length=args.rounds)]
+        except ValueError as e:
+            ap.error(str(e))
+        for path in args.agent:
+            _check_agent(ap, "--agent", path, configs)
+    elif args.figure == "cells":
+        _check_agent(ap, "--agent", args.agent[0] if args.agent else cells.DEFAULT_AGENT, [
+            cells.cell_config(kind, k, args.rounds) for kind in cells.CELL_TYPES for k in cells.KS
+            if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
+        if args.mlp_agent is not None:
+            # run_point plays it on the paper cell's single-cell env at K = 20
+            _check_agent(ap, "--mlp-agent", args.mlp_agent,
+                         [cells.cell_config("paper", 20, args.rounds).base.replace(num_devices=20)])
+    elif args.agent:
+        _check_agent(ap, "--agent", args.agent[0], _agent_configs(ap, args))
+
+
+def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list:
+    """The configs of the envs the agent of fig11 / all, dynamics or hetero plays in."""
+    agent = args.agent[0]
+    if args.figure == "hetero":
+        from msenv import ENV_IDS, resolve_config
+
+        return [resolve_config(ENV_IDS[hetero.HETERO], episode_length=args.rounds)]
+    if args.figure == "dynamics":
+        from .dynamics import agent_devices, build_jobs
+
+        _check_agent(ap, "--agent", agent, [])  # a directory with an agent, before its K is read
+        jobs = [j for j in build_jobs(1, args.seed, args.rounds, args.quick, agent) if j.agent]
+        if not jobs:
+            k = agent_devices(agent)
+            ks = sorted({j.config.num_devices for j in build_jobs(1, 0, 2, args.quick)})
+            ap.error(f"--agent {agent}: the dynamics sweep plays an agent at the points of its K, and "
+                     + (f"no point has K = {k}" if k else "a cell generator's agent has no K")
+                     + f"; allowed: an agent trained at K in {', '.join(map(str, ks))}")
+        return [j.config for j in jobs]
+    from .figures import FIGURES, QUICK, fig11_jobs
+
+    params = {**FIGURES["fig11"][1], **(QUICK["fig11"] if args.quick else {})}  # as run_figure builds them
+    return [j.config for j in fig11_jobs(drops=1, seed=args.seed, rounds=args.rounds, agent=agent, **params) if j.agent]
+
+
+def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: list) -> None:
+    """``path`` holds an agent (one line naming ``flag`` and ``path`` otherwise) that can act in
+    the env of every config of ``configs`` (its loader's ``check``, when it has one)."""
+    from baselines.evaluate import agent_loader, check_agent_dir
+
+    try:
+        check_agent_dir(path, flag)
+        factory = agent_loader()(path, "ppo")
+        check = getattr(factory, "check", None)
+        if callable(check):
+            for cfg in configs:
+                check(cfg)
+    except ValueError as e:
+        ap.error(str(e) if str(e).startswith(flag) else f"{flag} {e}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -55,11 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             args.figure, 10)
     if args.seed is None:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED}.get(args.figure, 0)
-    for name in ("drops", "rounds", "workers"):
-        if getattr(args, name) < 1:
-            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
-    if len(args.agent) > 1 and args.figure != "table":
-        ap.error(f"--agent takes one directory for {args.figure} (several only for table)")
+    check_args(ap, args)
     agent = args.agent[0] if args.agent else None
     connect_or_exit(ap, args.ray)
     if args.figure == "table":

@@ -57,13 +57,17 @@ def point_config(sweep: str, x: float, p_dl_dbm: float, rounds: int):
     return resolve_config(ENV_IDS[BASE_ID], **over)
 
 
+def agent_devices(agent: str | Path) -> int | None:
+    """The K of the single-cell env the agent saved in ``agent`` was trained on (None for a cell
+    generator's agent); read from its portable ``agent.json``."""
+    from agents.controller import load_agent
+
+    return getattr(load_agent(agent).config, "num_devices", None)
+
+
 def build_jobs(drops: int, seed: int, rounds: int, quick: bool = False, agent: str | None = None,
                controllers: Sequence[str] = CONTROLLERS) -> list[Job]:
-    agent_k = None
-    if agent is not None:
-        import json
-
-        agent_k = json.loads((Path(agent) / "config.json").read_text())["config"]["num_devices"]
+    agent_k = None if agent is None else agent_devices(agent)
     jobs = []
     for sweep, (_, xs) in SWEEPS.items():
         for x in (QUICK[sweep] if quick else xs):

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -134,3 +136,101 @@ def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monk
     assert res["exit_code"] == train.EXIT_IO_ERROR and res["resumable"] is False
     assert f"could not save the resumable state to {log_dir / 'resume'}: " in err
     assert "Traceback" not in err
+
+
+def test_tensorboard_writer_thread_failing_stops_resumably_in_one_line(tmp_path, monkeypatch, capsys):
+    """TensorBoard's event file cannot be written (its folder became a file, as a read-only or full
+    disk would fail): the writer's background thread dies with a real NotADirectoryError. No
+    thread traceback; one line naming the file; exit 74; the resumable state is saved."""
+    import threading
+
+    from tensorboard.compat.tensorflow_stub.io import gfile
+
+    sys.path.insert(0, str(ROOT))
+    import train
+    from agents.checkpoint import read_state
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    original = gfile.LocalFileSystem._write
+    writes = []
+
+    def into_a_file(self, filename, file_content, mode):  # the event file's header goes through, no event after
+        if b"tfevents" in os.fsencode(filename):
+            writes.append(threading.current_thread())
+            if len(writes) > 1:
+                filename = os.path.join(os.fsencode(blocker), os.path.basename(os.fsencode(filename)))
+        return original(self, filename, file_content, mode)
+
+    monkeypatch.setattr(gfile.LocalFileSystem, "_write", into_a_file)
+    unhandled = []
+    monkeypatch.setattr(threading, "excepthook", unhandled.append)
+    log_dir = tmp_path / "run"
+    res = train.main([*TINY, "--log-dir", str(log_dir)])
+    err = capsys.readouterr().err
+    assert res["exit_code"] == train.EXIT_IO_ERROR and res["resumable"] is True
+    lines = [line for line in err.splitlines() if line.startswith("train.py: could not write")]
+    assert len(lines) == 1 and str(blocker) in lines[0] and "Not a directory" in lines[0], err
+    assert "Traceback" not in err and "Exception in thread" not in err
+    assert not unhandled
+    assert writes[-1] is not threading.main_thread()  # it failed in the writer's thread
+    assert read_state(log_dir / "resume")["num_timesteps"] == res["num_timesteps"] > 0
+
+
+def test_run_safety_checkpoints_by_steps_as_well_as_by_time():
+    from agents.checkpoint import GracefulStop, RunSafetyCallback
+
+    saves = []
+    cb = RunSafetyCallback(GracefulStop(), lambda: saves.append(cb.num_timesteps), interval_s=3600.0,
+                           interval_steps=1000)
+    for step in range(0, 3200, 100):
+        cb.num_timesteps = step
+        assert cb._on_step()
+    assert saves == [1000, 2000, 3000]
+    for bad in (0, -5, True):
+        with pytest.raises(ValueError, match="interval_steps"):
+            RunSafetyCallback(GracefulStop(), lambda: None, 60.0, interval_steps=bad)
+
+
+def test_checkpoint_cadence_defaults():
+    sys.path.insert(0, str(ROOT))
+    import train
+
+    ap = train.build_parser()
+    assert ap.get_default("checkpoint_minutes") == 2.0 and ap.get_default("checkpoint_steps") == 100_000
+
+
+def test_sigterm_during_behaviour_cloning_ends_every_worker(tmp_path):
+    out = tmp_path / "stdout"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen([sys.executable, "train.py", "--quick", "--workers", "2", "--no-progress",
+                                 "--eval-episodes", "1", "--bc-init", "greedy-saa", "--bc-episodes", "400",
+                                 "--bc-epochs", "1", "--log-dir", str(tmp_path / "run")],
+                                cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 40
+        kids: list[int] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            if "demonstration episodes" in out.read_text():
+                kids = _children(proc.pid)
+                if len(kids) >= 3:  # the resource tracker and the two demonstration workers
+                    break
+            time.sleep(0.1)
+        assert len(kids) >= 3, f"no demonstration workers seen: {kids}"
+        time.sleep(0.5)
+        kids = sorted(set(kids) | set(_children(proc.pid)))
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    stdout = out.read_text()
+    assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
+    assert "stopped by SIGTERM during behaviour cloning (--bc-init greedy-saa); nothing to resume yet" in stderr
+    assert "Traceback" not in stderr + stdout
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(_alive(p) for p in kids):
+        time.sleep(0.1)
+    assert not [p for p in kids if _alive(p)]
+    assert not (tmp_path / "run" / "cloned").exists()
