@@ -26,6 +26,7 @@ from msenv.config import SystemConfig
 from msenv.functional import RoundContext
 from msenv.observation import obs_size
 
+from .threads import one_blas_thread
 from .portable import AGENT_FILE, ObsNormalization, normalization_of, read_portable, write_portable
 
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
@@ -80,8 +81,10 @@ class NumpyPolicy:
         return x
 
     def act(self, x: np.ndarray) -> np.ndarray:
-        """Argmax of each device's categorical (all devices share one size γ_max + 1)."""
-        z = self.logits(x)
+        """Argmax of each device's categorical (all devices share one size γ_max + 1), on one BLAS
+        thread (:func:`agents.threads.one_blas_thread`)."""
+        with one_blas_thread():
+            z = self.logits(x)
         return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)
 
 

@@ -38,7 +38,14 @@ def make_controller(name: str, **kwargs) -> Controller:
             return Fixed(gamma)
     if name not in REGISTRY:
         raise ValueError(f"controller {name!r} is not known; allowed: {', '.join(REGISTRY)}, fixed-<gamma>")
-    return REGISTRY[name](**kwargs)
+    import inspect
+
+    cls = REGISTRY[name]
+    try:
+        inspect.signature(cls).bind(**kwargs)
+    except TypeError as e:  # name the controller, not the base class whose __init__ it inherits
+        raise TypeError(f"controller {name!r} ({cls.__name__}): {e}") from None
+    return cls(**kwargs)
 
 
 __all__ = [

@@ -422,3 +422,11 @@ def test_train_bc_init_fixed_beyond_gamma_max_refused(capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:
         train.parse(["--bc-init", "fixed-50", "--log-dir", str(tmp_path / "run")])
     assert exc.value.code == 2 and "--bc-init: controller 'fixed-50' drafts 50 tokens" in capsys.readouterr().err
+
+
+def test_make_controller_names_the_controller_of_an_unexpected_keyword():
+    from baselines import make_controller
+
+    for name in ("local-search", "computation-only", "greedy-saa"):
+        with pytest.raises(TypeError, match=rf"controller '{name}' .*'foo'"):
+            make_controller(name, foo=1)
