@@ -59,19 +59,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
-    proc = subprocess.Popen([sys.executable, "train.py", "--quick", "--workers", "2", "--no-progress",
-                             "--eval-episodes", "200", "--log-dir", str(tmp_path / "run")],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def _sigterm_once_workers_run(proc, seconds: float, ready=lambda: True) -> tuple[list[int], str, str]:
+    """Wait (at most ``seconds``) until ``ready()`` and ``proc`` has its resource tracker and two
+    workers, send SIGTERM; returns the children seen and the process's stdout and stderr."""
     try:
-        deadline = time.monotonic() + 25
+        deadline = time.monotonic() + seconds
         kids: list[int] = []
         while time.monotonic() < deadline and proc.poll() is None:
-            kids = _children(proc.pid)
-            if len(kids) >= 3:  # the resource tracker and the two workers
-                break
+            if ready():
+                kids = _children(proc.pid)
+                if len(kids) >= 3:  # the resource tracker and the two workers
+                    break
             time.sleep(0.1)
-        assert len(kids) >= 3, f"no baseline workers seen: {kids}"
+        assert len(kids) >= 3, f"no workers seen: {kids}"
         time.sleep(0.5)
         kids = sorted(set(kids) | set(_children(proc.pid)))
         proc.send_signal(signal.SIGTERM)
@@ -80,6 +80,14 @@ def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
+    return kids, stdout or "", stderr
+
+
+def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
+    proc = subprocess.Popen([sys.executable, "train.py", "--quick", "--workers", "2", "--no-progress",
+                             "--eval-episodes", "200", "--log-dir", str(tmp_path / "run")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    kids, stdout, stderr = _sigterm_once_workers_run(proc, 25)
     assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
     assert "stopped by SIGTERM during the baseline phase; nothing to resume yet" in stderr
     assert "Traceback" not in stderr + stdout
@@ -207,24 +215,7 @@ def test_sigterm_during_behaviour_cloning_ends_every_worker(tmp_path):
                                  "--eval-episodes", "1", "--bc-init", "greedy-saa", "--bc-episodes", "400",
                                  "--bc-epochs", "1", "--log-dir", str(tmp_path / "run")],
                                 cwd=ROOT, stdout=fh, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 40
-        kids: list[int] = []
-        while time.monotonic() < deadline and proc.poll() is None:
-            if "demonstration episodes" in out.read_text():
-                kids = _children(proc.pid)
-                if len(kids) >= 3:  # the resource tracker and the two demonstration workers
-                    break
-            time.sleep(0.1)
-        assert len(kids) >= 3, f"no demonstration workers seen: {kids}"
-        time.sleep(0.5)
-        kids = sorted(set(kids) | set(_children(proc.pid)))
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    kids, _, stderr = _sigterm_once_workers_run(proc, 40, lambda: "demonstration episodes" in out.read_text())
     stdout = out.read_text()
     assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
     assert "stopped by SIGTERM during behaviour cloning (--bc-init greedy-saa); nothing to resume yet" in stderr
