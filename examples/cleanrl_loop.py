@@ -16,7 +16,8 @@ ID = "msenv/MultiSpin-v0"
 SMALL = dict(num_devices=4, gamma_max=6, episode_length=16)
 
 
-def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> None:
+def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> dict:
+    """Train; returns the finished episodes' returns and lengths and the last loss."""
     envs = gym.vector.SyncVectorEnv([lambda: RecordEpisodeStatistics(gym.make(ID, **SMALL)) for _ in range(n_envs)])
     nvec = envs.single_action_space.nvec
     obs_dim = envs.single_observation_space.shape[0]
@@ -29,7 +30,7 @@ def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> None:
         return Categorical(logits=actor(x).reshape(len(x), len(nvec), int(nvec[0])))
 
     obs, _ = envs.reset(seed=1)
-    returns = []
+    returns, lengths = [], []
     for _ in range(max(1, steps // (n_envs * n_steps))):
         buf_o, buf_a, buf_lp, buf_r = [], [], [], []
         for _ in range(n_steps):
@@ -41,6 +42,7 @@ def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> None:
             buf_o.append(x), buf_a.append(a), buf_lp.append(d.log_prob(a).sum(-1)), buf_r.append(torch.as_tensor(r))
             if "episode" in info:
                 returns += info["episode"]["r"][info["_episode"]].tolist()
+                lengths += info["episode"]["l"][info["_episode"]].tolist()
         o, a, lp, r = torch.cat(buf_o), torch.cat(buf_a), torch.cat(buf_lp), torch.cat(buf_r).float()
         r = r / (r.std() + 1e-8)
         adv = (r - critic(o).squeeze(-1)).detach()  # one-step advantages: the loop's shape, not CleanRL's GAE
@@ -53,6 +55,7 @@ def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> None:
             opt.step()
     print(f"CleanRL-style PPO: {len(returns)} episodes, last return {returns[-1]:.1f}")
     envs.close()
+    return {"returns": returns, "lengths": lengths, "loss": float(loss)}
 
 
 RecordEpisodeStatistics = gym.wrappers.RecordEpisodeStatistics

@@ -59,6 +59,13 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _assert_all_ended(pids: list[int], seconds: float = 5.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+
+
 def _sigterm_once_workers_run(proc, seconds: float, ready=lambda: True) -> tuple[list[int], str, str]:
     """Wait (at most ``seconds``) until ``ready()`` and ``proc`` has its resource tracker and two
     workers, send SIGTERM; returns the children seen and the process's stdout and stderr."""
@@ -91,10 +98,7 @@ def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
     assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
     assert "stopped by SIGTERM during the baseline phase; nothing to resume yet" in stderr
     assert "Traceback" not in stderr + stdout
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(p) for p in kids):
-        time.sleep(0.1)
-    assert not [p for p in kids if _alive(p)]
+    _assert_all_ended(kids)
 
 
 def _checkpoints_into_a_file(monkeypatch, tmp_path):
@@ -220,8 +224,5 @@ def test_sigterm_during_behaviour_cloning_ends_every_worker(tmp_path):
     assert proc.returncode == 143, (proc.returncode, stderr[-2000:])
     assert "stopped by SIGTERM during behaviour cloning (--bc-init greedy-saa); nothing to resume yet" in stderr
     assert "Traceback" not in stderr + stdout
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(_alive(p) for p in kids):
-        time.sleep(0.1)
-    assert not [p for p in kids if _alive(p)]
+    _assert_all_ended(kids)
     assert not (tmp_path / "run" / "cloned").exists()

@@ -182,49 +182,22 @@ def test_gymnasium_make_vec_matches_single_envs(mode):
 
 
 def test_cleanrl_style_ppo_loop():
-    """The loop CleanRL's ppo.py runs: SyncVectorEnv of RecordEpisodeStatistics(gym.make(id)),
-    a torch actor-critic with one categorical per device, a few clipped-surrogate updates."""
-    torch = pytest.importorskip("torch")
-    from torch.distributions import Categorical
+    """The loop CleanRL's ppo.py runs (examples/cleanrl_loop.py, the script the docs show):
+    SyncVectorEnv of RecordEpisodeStatistics(gym.make(id)), one categorical per device, clipped
+    surrogate updates; the episodes' truncation reaches the loop."""
+    pytest.importorskip("torch")
+    import importlib.util
+    import math
+    from pathlib import Path
 
-    n_envs, n_steps = 2, 16
-    envs = gym.vector.SyncVectorEnv(
-        [lambda: gym.wrappers.RecordEpisodeStatistics(gym.make(ID, **SMALL)) for _ in range(n_envs)]
-    )
-    nvec = envs.single_action_space.nvec
-    obs_dim = envs.single_observation_space.shape[0]
-    torch.manual_seed(0)
-    actor = torch.nn.Sequential(torch.nn.Linear(obs_dim, 32), torch.nn.Tanh(), torch.nn.Linear(32, int(nvec.sum())))
-    critic = torch.nn.Sequential(torch.nn.Linear(obs_dim, 32), torch.nn.Tanh(), torch.nn.Linear(32, 1))
-    opt = torch.optim.Adam([*actor.parameters(), *critic.parameters()], lr=1e-3)
-
-    def dist(x):
-        return Categorical(logits=actor(x).reshape(len(x), len(nvec), int(nvec[0])))
-
-    obs, _ = envs.reset(seed=1)
-    buf_o, buf_a, buf_lp, buf_r = [], [], [], []
-    episodes = []
-    for _ in range(n_steps):
-        x = torch.as_tensor(obs)
-        with torch.no_grad():
-            d = dist(x)
-            a = d.sample()
-        obs, r, term, trunc, info = envs.step(a.numpy())
-        buf_o.append(x), buf_a.append(a), buf_lp.append(d.log_prob(a).sum(-1)), buf_r.append(torch.as_tensor(r))
-        if "episode" in info:
-            episodes += list(info["episode"]["l"][info["_episode"]])
-    o, a, lp, r = torch.cat(buf_o), torch.cat(buf_a), torch.cat(buf_lp), torch.cat(buf_r).float()
-    adv = (r - critic(o).squeeze(-1)).detach()
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    for _ in range(4):
-        ratio = torch.exp(dist(o).log_prob(a).sum(-1) - lp)
-        loss = -torch.min(ratio * adv, ratio.clamp(0.8, 1.2) * adv).mean() + ((critic(o).squeeze(-1) - r / r.std()) ** 2).mean()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert torch.isfinite(loss)
-    assert episodes and all(e == SMALL["episode_length"] for e in episodes)  # truncation reaches the loop
-    envs.close()
+    path = Path(__file__).resolve().parents[1] / "examples" / "cleanrl_loop.py"
+    spec = importlib.util.spec_from_file_location("cleanrl_loop", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = mod.main(steps=256, n_envs=2, n_steps=32)
+    assert math.isfinite(out["loss"])
+    assert out["lengths"] and all(n == mod.SMALL["episode_length"] for n in out["lengths"])
+    assert len(out["returns"]) == len(out["lengths"]) and all(r > 0 for r in out["returns"])
 
 
 # ---------------------------------------------------------------------- TorchRL
