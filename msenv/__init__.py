@@ -17,7 +17,7 @@ with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, bu
     from .context import RoundContext
     from .env import INFO_KEYS, MultiSpinEnv
 
-__version__ = "0.4.0"  #: the one version string (pyproject.toml reads it)
+__version__ = "0.5.0"  #: the one version string (pyproject.toml reads it)
 
 _STATIC = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.0, 0.05), csi="decision")
 _PEDESTRIAN = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.5, 1.5), csi="decision")

@@ -118,7 +118,7 @@ ADDED_IN = {"msenv/MultiSpin-v0": "0.1.0", "msenv/MultiSpin-DeepSeek-v0": "0.1.0
             "msenv/MultiSpin-Hetero-v0": "0.2.0", "msenv/MultiSpin-Hetero-DR-v0": "0.2.0",
             "msenv/MultiSpin-Cells-v0": "0.3.0"}
 #: msenv's releases, oldest first (the headings of docs/changelog.md)
-RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0")
+RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0")
 
 
 def _top_image(name: str) -> str:
