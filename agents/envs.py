@@ -3,7 +3,7 @@
 ``kind="batched"`` (default): :class:`msenv.vector.MultiSpinVectorEnv` behind the SB3 adapter —
 all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024);
 for a cell generator (:class:`~msenv.cells.CellConfig`: each env its own K) the padded
-:class:`msenv.cells.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
+:class:`msenv.cells_vector.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
 or, for a base with the model §11 dynamics, the ``DummyVecEnv``.
 ``kind="subproc"``: SB3 ``SubprocVecEnv`` (start method ``spawn``) of Monitor-wrapped single envs;
 ``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys.
@@ -18,7 +18,8 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.cells import CellConfig, MultiSpinCellsVectorEnv, make_env
+from msenv.cells import CellConfig, make_env
+from msenv.cells_vector import MultiSpinCellsVectorEnv
 from msenv.config import SystemConfig
 from msenv.env import SUMMARY_KEYS, RoundMetrics
 from msenv.sb3 import SB3VecEnv

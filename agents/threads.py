@@ -15,7 +15,8 @@ import contextlib
 _LIBS: list | None = None
 
 
-def _blas_libraries() -> list:
+def blas_libraries() -> list:
+    """threadpoolctl's controllers of the BLAS libraries numpy calls (found once)."""
     global _LIBS
     if _LIBS is None:
         try:
@@ -34,7 +35,7 @@ def _blas_libraries() -> list:
 def one_blas_thread():
     """A context manager: BLAS (numpy's OpenBLAS/MKL/BLIS) on one thread inside, each library's
     previous setting after (a few µs: the libraries found once, then set directly)."""
-    libs = _blas_libraries()
+    libs = blas_libraries()
     before = [lib.get_num_threads() for lib in libs]
     for lib, n in zip(libs, before):
         if n != 1:
@@ -47,4 +48,4 @@ def one_blas_thread():
                 lib.set_num_threads(n)
 
 
-__all__ = ["one_blas_thread"]
+__all__ = ["blas_libraries", "one_blas_thread"]

@@ -9,7 +9,7 @@
 3. The cell generator (``msenv/MultiSpin-Cells-v0``, what ``train.py --env-id`` builds: the
    device-set policy on 16 batched cells envs) against the paper id (the main job's MLP, and the
    set policy), ``learn()`` steps/s alternated; and the cells env alone, 16 sub-envs, the
-   batched :class:`msenv.cells.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
+   batched :class:`msenv.cells_vector.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def cells_rates(steps: int, repeats: int) -> dict[str, list[float]]:
 
 def cells_env_rates(rounds: int, repeats: int) -> dict[str, list[float]]:
     from msenv import env_config
-    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     cells = env_config("msenv/MultiSpin-Cells-v0")
     out: dict[str, list[float]] = {"batched": [], "stepped (SyncVectorEnv)": []}

@@ -50,14 +50,14 @@ def main(argv: list[str] | None = None) -> None:
 
     import agents
     from agents.controller import load_agent
-    from agents.threads import _blas_libraries
+    from agents.threads import blas_libraries
     from msenv.cells import MultiSpinCellsEnv
 
     agent = load_agent(args.agent or Path(agents.__file__).parent / "pretrained" / "cells")
     env = MultiSpinCellsEnv(k_range=(args.k, args.k), k_max=args.k)
     obs = agent.normalize(env.reset(seed=0)[0])
     policy = agent.policy
-    threads = [lib.get_num_threads() for lib in _blas_libraries()]
+    threads = [lib.get_num_threads() for lib in blas_libraries()]
     paths = {"one BLAS thread (the decision path)": policy.act, f"default BLAS threads {threads}": policy._act}
     for fn in paths.values():
         _time(fn, obs, 20)  # warm-up

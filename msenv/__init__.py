@@ -93,7 +93,7 @@ def register_envs() -> None:
     for env_id, fields in CELL_IDS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point="msenv.cells:MultiSpinCellsEnv",
-                               vector_entry_point="msenv.cells:cells_vector_env", kwargs={"config": fields})
+                               vector_entry_point="msenv.cells_vector:cells_vector_env", kwargs={"config": fields})
 
 
 def env_config(env_id: str, **overrides):

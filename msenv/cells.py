@@ -35,16 +35,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
 
 from .config import FIELD_NAMES, SystemConfig, resolve_config
 from .context import validate_action
 from .env import MultiSpinEnv, check_render_mode
-from .functional import observe, reset_draws, reset_state, step_draws, step_padded_cells, warm_up
-from .goodput import RoundResult
 from .observation import DS, GLOBAL_FEATURES, device_features
-from .state import State
 from .validation import fail
 
 #: the SystemConfig fields the generator sets per episode (a base may not fix them)
@@ -259,7 +254,7 @@ class MultiSpinCellsEnv(gym.Env):
         generator's or the base's fields (not ``k_max``/``gamma_max``, which fix the spaces)."""
         super().reset(seed=seed)
         if options and "config" in options:
-            self.config = _reset_option_config(self.config, options["config"])
+            self.config = reset_option_config(self.config, options["config"])
         if seed is not None:
             self._seeds = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
         elif self._seeds is None:
@@ -329,183 +324,7 @@ def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) 
     return cls(config, render_mode=render_mode)
 
 
-class MultiSpinCellsSyncVectorEnv(gym.vector.SyncVectorEnv):
-    """``n`` :class:`MultiSpinCellsEnv` side by side, stepped one after the other (Gymnasium's
-    ``SyncVectorEnv``): what :func:`cells_vector_env` gives for a base with the model §11 dynamics
-    or a render mode; :class:`MultiSpinCellsVectorEnv` is the same, batched, for the paper scenario."""
-
-    def __init__(self, num_envs: int, config: CellConfig | dict | None = None, render_mode: str | None = None,
-                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, **overrides: Any):
-        check_num_envs(num_envs)
-        check_cell_fields(f"{type(self).__name__}.__init__()", overrides)
-        cells = resolve_cells(config, **overrides)
-        super().__init__([functools.partial(MultiSpinCellsEnv, cells, render_mode) for _ in range(num_envs)],
-                         autoreset_mode=autoreset_mode_of(autoreset_mode))
-
-    def step(self, actions):
-        check_action_batch(actions, self.action_space.shape, self.num_envs)
-        return super().step(actions)
-
-
-class MultiSpinCellsVectorEnv(VectorEnv):
-    """``n`` cell generators in one padded batch, every sub-env's round in one kernel call.
-
-    Sub-env ``i`` has the meaning of a :class:`MultiSpinCellsEnv` seeded ``s + i`` by
-    ``reset(seed=s)``: it draws its cells, episode seeds and every uniform from its own
-    generators exactly as that env does, so observations, rewards and ``info`` equal those of
-    :class:`MultiSpinCellsSyncVectorEnv` (Gymnasium's ``SyncVectorEnv`` of the single envs) bit
-    for bit (a test holds this). The cells are padded to ``k_max`` device slots; a padded slot
-    never drafts, never counts in the verification pass, its batch size or the slowest drafter —
-    each row plays the kernel of its own K devices (:func:`msenv.functional.step_padded_cells`).
-    Resets (one per episode) are per sub-env in Python. Needs a base in the paper scenario
-    (:func:`cells_vector_env` picks the stepped version otherwise).
-
-    Autoreset: ``"next_step"`` (default, as ``SyncVectorEnv``: the step after an episode's end
-    resets that sub-env, ignores its action, reward 0, ``info`` only ``num_devices``) or
-    ``"same_step"`` (reset in the step that ends the episode; its last observation in
-    ``info["final_obs"]``; ``info`` describes the round played, ``num_devices`` its K).
-    ``info`` is the stacked single-env ``info`` (per-device arrays [n, k_max], padded with zeros,
-    each key with its ``_key`` mask).
-    """
-
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
-
-    def __init__(self, num_envs: int = 1, config: CellConfig | dict | None = None, render_mode: str | None = None,
-                 autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, **overrides: Any) -> None:
-        check_num_envs(num_envs)
-        check_cell_fields(f"{type(self).__name__}.__init__()", overrides)
-        if render_mode is not None:
-            raise ValueError(f"render_mode={render_mode!r} is not supported by the batched cells vector env; allowed: "
-                             "None (cells_vector_env gives the stepped version for a render mode)")
-        self.config = resolve_cells(config, **overrides)
-        _check_batchable(self.config)
-        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode_of(autoreset_mode)}
-        self.num_envs, self.render_mode = int(num_envs), None
-        single = MultiSpinCellsEnv(self.config)
-        self.single_action_space, self.single_observation_space = single.action_space, single.observation_space
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        warm_up(self.config.base)
-        n, k_max, base = self.num_envs, self.config.k_max, self.config.base
-        self._seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (MultiSpinCellsEnv._seeds)
-        self._gens: list[np.random.Generator | None] = [None] * n  # each episode's own stream
-        self.cells: list[SystemConfig | None] = [None] * n  #: each sub-env's current cell
-        self._k = np.zeros(n, np.int64)
-        self._n_step = np.zeros(n, np.int64)
-        self._u = np.zeros((n, step_draws(base.replace(num_devices=k_max))))
-        self._state: State | None = None
-        self._template = np.zeros((n,) + self.single_observation_space.shape, np.float32)
-        self._obs = np.zeros_like(self._template)
-        self._t = np.zeros(n, np.int64)
-        self._ep_tokens, self._ep_time = np.zeros(n), np.zeros(n)
-        self._autoreset = np.zeros(n, dtype=bool)
-
-    @property
-    def num_devices(self) -> np.ndarray:
-        """K of each sub-env's current cell [n]."""
-        if self._state is None:
-            raise RuntimeError("call reset() first")
-        return self._k.copy()
-
-    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
-        """Start every sub-env's episode (sub-env i seeded ``seed + i``, or by a list of seeds);
-        ``options={"config": {...}}`` as :meth:`MultiSpinCellsEnv.reset`, for every sub-env."""
-        seeds = _seed_list(seed, self.num_envs)
-        if options and "config" in options:
-            self.config = _reset_option_config(self.config, options["config"])
-            _check_batchable(self.config)
-        if self._state is None:
-            k_max, base = self.config.k_max, self.config.base
-            z = np.zeros((self.num_envs, k_max))
-            self._state = State(z.copy(), z.copy(), np.zeros((self.num_envs, k_max), np.int64), z.copy(), z.copy(),
-                                np.zeros(self.num_envs), np.zeros(self.num_envs), z.copy(), z.copy(),
-                                np.zeros(self.num_envs, np.int64),
-                                np.zeros((self.num_envs, k_max * device_features(base) + GLOBAL_FEATURES), np.float32))
-        for i, s in enumerate(seeds):
-            self._start(i, s)
-        self._autoreset[:] = False
-        return self._obs.copy(), {"num_devices": self._k.copy(), "_num_devices": np.ones(self.num_envs, bool)}
-
-    def _start(self, i: int, seed: int | None) -> None:
-        """Sub-env i's next episode, drawn as :meth:`MultiSpinCellsEnv.reset` draws it."""
-        if seed is not None:
-            self._seeders[i] = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
-        elif self._seeders[i] is None:
-            self._seeders[i] = seeding.np_random()[0]
-        episode_seed = int(seed) if seed is not None else int(self._seeders[i].integers(2**63 - 1))
-        cell = draw_cell(self.config, cell_rng(episode_seed))
-        gen = seeding.np_random(episode_seed)[0]
-        one = reset_state(gen.random((1, reset_draws(cell))), cell)
-        k, s = cell.num_devices, self._state
-        for name in ("distance", "beta", "task", "alpha", "t_draft", "g_ul", "g_dl"):
-            getattr(s, name)[i] = 0
-            getattr(s, name)[i, :k] = getattr(one, name)[0]
-        s.p_ul_w[i], s.p_dl_w[i] = one.p_ul_w[0], one.p_dl_w[0]
-        s.static_obs[i] = 0
-        s.static_obs[i, : one.static_obs.shape[1]] = one.static_obs[0]
-        self._template[i] = self._obs[i] = pad_observation(observe(one, cell)[0], cell, one.t_draft[0], self.config.k_max)
-        self.cells[i], self._gens[i], self._k[i], self._n_step[i] = cell, gen, k, step_draws(cell)
-        self._t[i], self._ep_tokens[i], self._ep_time[i] = 0, 0.0, 0.0
-
-    def step(self, actions):
-        """Play one round in every sub-env (``actions`` [n, k_max]; slots past a cell's K are
-        ignored) — see the class docstring for autoreset and ``info``."""
-        if self._state is None:
-            raise RuntimeError("call reset() before step()")
-        n, cfg = self.num_envs, self.config
-        check_action_batch(actions, self.action_space.shape, n)
-        gamma = validate_action(actions, cfg.base, batch=n, num_devices=cfg.k_max)
-        same_step = self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
-        resetting = self._autoreset.copy() if not same_step else np.zeros(n, dtype=bool)
-        live = ~resetting
-        for i in np.flatnonzero(live):
-            self._gens[i].random(out=self._u[i, : self._n_step[i]])
-        obs, res = step_padded_cells(self._u, self._n_step, self._k, live, self._state, gamma, self._template, cfg.base)
-        self._t[live] += 1
-        self._ep_tokens = np.where(live, self._ep_tokens + res.total_tokens, self._ep_tokens)
-        self._ep_time = np.where(live, self._ep_time + res.latency, self._ep_time)
-        truncated = live & (self._t >= cfg.episode_length)
-        terminated = np.zeros(n, dtype=bool)
-        rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
-        info = self._info(res, live) if live.any() else {}
-        self._obs = np.where(live[:, None], obs, self._obs)
-        if same_step:
-            done = np.flatnonzero(truncated)
-            if len(done):
-                info["final_obs"] = np.full(n, None, dtype=object)
-                for i in done:
-                    info["final_obs"][i] = self._obs[i].copy()
-                    self._start(i, None)
-                info["_final_obs"] = truncated.copy()
-        else:
-            for i in np.flatnonzero(resetting):
-                self._start(i, None)
-            self._autoreset = truncated | terminated
-            info["num_devices"], info["_num_devices"] = self._k.copy(), np.ones(n, bool)
-        return self._obs.copy(), rewards, terminated, truncated, info
-
-    def _info(self, res: RoundResult, live: np.ndarray) -> dict[str, Any]:
-        info: dict[str, Any] = {}
-        for key in ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay", "t_draft", "t_verify", "t_com",
-                    "latency", "goodput"):
-            info[key] = getattr(res, key)
-        info["episode_tokens"] = np.where(live, self._ep_tokens, 0.0)
-        info["episode_time"] = np.where(live, self._ep_time, 0.0)
-        info["episode_throughput"] = np.where(live, self._ep_tokens / np.where(live, self._ep_time, 1.0), 0.0)
-        for key in list(info):
-            info[f"_{key}"] = live.copy()
-        info["num_devices"], info["_num_devices"] = np.where(live, self._k, 0), live.copy()
-        return info
-
-
-def _check_batchable(cells: CellConfig) -> None:
-    if not cells.base.is_paper_scenario:
-        raise ValueError("the batched cells vector env needs a base in the paper scenario (got one with the model §11 "
-                         "dynamics); allowed: such a base, or cells_vector_env / MultiSpinCellsSyncVectorEnv, which "
-                         "step the cells one after the other")
-
-
-def _reset_option_config(current: CellConfig, value: Any) -> CellConfig:
+def reset_option_config(current: CellConfig, value: Any) -> CellConfig:
     """The CellConfig of ``reset(options={"config": value})``: ``current`` with the fields of the
     dict ``value`` changed; the fields that fix the spaces may not change."""
     if not isinstance(value, dict):
@@ -518,49 +337,5 @@ def _reset_option_config(current: CellConfig, value: Any) -> CellConfig:
     return new
 
 
-def _seed_list(seed, n: int) -> list[int | None]:
-    if seed is None:
-        return [None] * n
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return [int(seed) + i for i in range(n)]
-    seeds = list(seed)
-    if len(seeds) != n:
-        raise ValueError(f"seed list has {len(seeds)} entries; allowed: num_envs={n} entries")
-    return seeds
-
-
-def check_num_envs(num_envs: Any) -> None:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
-
-
-def check_action_batch(actions: Any, shape: tuple[int, ...], n: int) -> None:
-    got = np.shape(actions)
-    if got != shape:
-        raise ValueError(f"actions of shape {got} are invalid; allowed: shape {shape} "
-                         f"({n} envs × {shape[1]} device slots)")
-
-
-def autoreset_mode_of(mode: str | AutoresetMode) -> AutoresetMode:
-    """Gymnasium's AutoresetMode of a name or member: next_step or same_step."""
-    table = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
-    if isinstance(mode, AutoresetMode) and mode in table.values():
-        return mode
-    if isinstance(mode, str) and mode in table:
-        return table[mode]
-    raise ValueError(f"autoreset_mode={mode!r} is invalid; allowed: 'next_step', 'same_step'")
-
-
-def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None, render_mode: str | None = None,
-                     autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP, **overrides: Any) -> VectorEnv:
-    """``gymnasium.make_vec("msenv/MultiSpin-Cells-v0", n)``: the batched
-    :class:`MultiSpinCellsVectorEnv` for a base in the paper scenario without a render mode,
-    else :class:`MultiSpinCellsSyncVectorEnv` (same meaning, stepped one env after the other)."""
-    check_cell_fields("cells_vector_env()", overrides)
-    cells = resolve_cells(config, **overrides)
-    cls = MultiSpinCellsVectorEnv if cells.base.is_paper_scenario and render_mode is None else MultiSpinCellsSyncVectorEnv
-    return cls(num_envs, cells, render_mode=render_mode, autoreset_mode=autoreset_mode)
-
-
-__all__ = ["CELL_FIELDS", "CellConfig", "MultiSpinCellsEnv", "MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv",
-           "cell_rng", "cells_vector_env", "draw_cell", "make_env", "pad_observation", "resolve_cells", "size_feature"]
+__all__ = ["CELL_FIELDS", "CellConfig", "MultiSpinCellsEnv", "cell_rng", "draw_cell", "make_env", "pad_observation",
+           "reset_option_config", "resolve_cells", "size_feature"]

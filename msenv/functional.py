@@ -166,24 +166,24 @@ def _padded_cells_rows(u, n_draws, k, live, alpha, t_draft, beta, g_ul, g_dl, p_
                     np.ascontiguousarray(gamma[r:r + 1, :kr]), consts,
                     np.ascontiguousarray(static[r:r + 1, : kr * f + n_glob]), o_ints, o_reals, o_rej, o_modes,
                     o_round, o_obs)
-        for i in range(kr):
-            for j in range(_ROUND_INTS):
-                ints[j, r, i] = o_ints[j, 0, i]
-            reals[FR.dl_power, r, i] = o_reals[FR.dl_power, 0, i]
-            reals[FR.ul_delay, r, i] = o_reals[FR.ul_delay, 0, i]
-            g_ul[r, i] = o_reals[FR.g_ul_next, 0, i]
-            g_dl[r, i] = o_reals[FR.g_dl_next, 0, i]
-            rejected[r, i] = o_rej[0, i]
-            modes[r, i] = o_modes[0, i]
-        for j in range(_PER_ROUND):
-            per_round[j, r] = o_round[j, 0]
+        # the row's outputs, as [K] vectors (its batch has one row), into row r's first K slots
+        for j in range(_ROUND_INTS):
+            ints[j, r, :kr] = o_ints[j].reshape(kr)
+        reals[FR.dl_power, r, :kr] = o_reals[FR.dl_power].reshape(kr)
+        reals[FR.ul_delay, r, :kr] = o_reals[FR.ul_delay].reshape(kr)
+        g_ul[r, :kr] = o_reals[FR.g_ul_next].reshape(kr)
+        g_dl[r, :kr] = o_reals[FR.g_dl_next].reshape(kr)
+        rejected[r, :kr] = o_rej.reshape(kr)
+        modes[r, :kr] = o_modes.reshape(kr)
+        per_round[:, r] = o_round.reshape(_PER_ROUND)
+        cell_obs = o_obs.reshape(kr * f + n_glob)
         obs[r] = template[r]
         for i in range(kr):
             for j in range(f):
                 if j != speed_slot:
-                    obs[r, i * row + j] = o_obs[0, i * f + j]
+                    obs[r, i * row + j] = cell_obs[i * f + j]
         for j in range(n_glob):
-            obs[r, k_max * row + j] = o_obs[0, kr * f + j]
+            obs[r, k_max * row + j] = cell_obs[kr * f + j]
 
 
 def step_padded_cells(u: np.ndarray, n_draws: np.ndarray, k: np.ndarray, live: np.ndarray, state: State,

@@ -1,7 +1,7 @@
 """Stable-Baselines3 adapter for the batched vector env (needs ``stable-baselines3``).
 
 ``SB3VecEnv(MultiSpinVectorEnv(...))`` (or a batched cells env,
-:class:`~msenv.cells.MultiSpinCellsVectorEnv`) speaks SB3's VecEnv API: ``reset()`` without a seed
+:class:`~msenv.cells_vector.MultiSpinCellsVectorEnv`) speaks SB3's VecEnv API: ``reset()`` without a seed
 (call ``seed(s)`` first), ``step_async``/``step_wait``, episodes reset in the step that ends
 them with the last observation in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]``, and an ``"episode"`` entry (``r``, ``l``, ``t``) like
@@ -17,7 +17,7 @@ import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .env import SUMMARY_KEYS, round_summary
-from .cells import MultiSpinCellsVectorEnv
+from .cells_vector import MultiSpinCellsVectorEnv
 from .vector import MultiSpinVectorEnv
 
 _SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time", "episode_throughput")
@@ -25,7 +25,7 @@ _SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_t
 
 class SB3VecEnv(VecEnv):
     """SB3 VecEnv over a :class:`~msenv.vector.MultiSpinVectorEnv` or a
-    :class:`~msenv.cells.MultiSpinCellsVectorEnv` (switched to same-step autoreset)."""
+    :class:`~msenv.cells_vector.MultiSpinCellsVectorEnv` (switched to same-step autoreset)."""
 
     def __init__(self, venv: MultiSpinVectorEnv | MultiSpinCellsVectorEnv) -> None:
         from gymnasium.vector import AutoresetMode

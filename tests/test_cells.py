@@ -198,7 +198,7 @@ def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
     Gymnasium's SyncVectorEnv of single cell envs gives: observations, rewards, ends and the
     per-round info (in same-step mode SyncVectorEnv moves the last round's info to
     final_info; the batched env keeps it in info, so only the shared keys are compared)."""
-    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0))
     fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells, autoreset_mode=mode)
@@ -240,7 +240,7 @@ def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
 
 def test_make_vec_and_sb3_take_the_batched_cells_env():
     from agents.envs import make_vec_env
-    from msenv.cells import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     vec = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point")
     assert isinstance(vec, MultiSpinCellsVectorEnv)

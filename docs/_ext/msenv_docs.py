@@ -246,12 +246,12 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
         f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # any K: 200 devices\n'
         f'venv = gym.make_vec("{env_id}", num_envs=4, vectorization_mode="vector_entry_point")\n```\n\n'
-        "The vector env (`msenv.cells.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
+        "The vector env (`msenv.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
         "to k_max and plays every copy's round in one kernel call, each over its own K devices (a padded slot "
         "never drafts nor counts in the verification pass), with the same numbers as Gymnasium's "
         "`SyncVectorEnv` of single envs bit for bit; `autoreset_mode` `\"next_step\"` (default) or "
         "`\"same_step\"`. With a base under the model §11 dynamics, or a render mode, `make_vec` gives "
-        "`MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.marl.MultiSpinCellsParallelEnv` (an episode's agents "
+        "`msenv.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.marl.MultiSpinCellsParallelEnv` (an episode's agents "
         "are its K devices).\n\n"
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "
         f"cell of 200 devices: `python -m baselines.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
