@@ -26,6 +26,7 @@ from .functional import observe, reset_draws, reset_state, step_draws, step_padd
 from .goodput import RoundResult
 from .observation import GLOBAL_FEATURES, device_features
 from .state import State
+from .vector import autoreset_mode_of, check_num_envs, seed_list
 
 
 class MultiSpinCellsSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -109,7 +110,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Start every sub-env's episode (sub-env i seeded ``seed + i``, or by a list of seeds);
         ``options={"config": {...}}`` as :meth:`MultiSpinCellsEnv.reset`, for every sub-env."""
-        seeds = _seed_list(seed, self.num_envs)
+        seeds = seed_list(seed, self.num_envs)
         if options and "config" in options:
             self.config = reset_option_config(self.config, options["config"])
             _check_batchable(self.config)
@@ -204,37 +205,11 @@ def _check_batchable(cells: CellConfig) -> None:
                          "step the cells one after the other")
 
 
-def _seed_list(seed, n: int) -> list[int | None]:
-    if seed is None:
-        return [None] * n
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-        return [int(seed) + i for i in range(n)]
-    seeds = list(seed)
-    if len(seeds) != n:
-        raise ValueError(f"seed list has {len(seeds)} entries; allowed: num_envs={n} entries")
-    return seeds
-
-
-def check_num_envs(num_envs: Any) -> None:
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
-
-
 def check_action_batch(actions: Any, shape: tuple[int, ...], n: int) -> None:
     got = np.shape(actions)
     if got != shape:
         raise ValueError(f"actions of shape {got} are invalid; allowed: shape {shape} "
                          f"({n} envs × {shape[1]} device slots)")
-
-
-def autoreset_mode_of(mode: str | AutoresetMode) -> AutoresetMode:
-    """Gymnasium's AutoresetMode of a name or member: next_step or same_step."""
-    table = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
-    if isinstance(mode, AutoresetMode) and mode in table.values():
-        return mode
-    if isinstance(mode, str) and mode in table:
-        return table[mode]
-    raise ValueError(f"autoreset_mode={mode!r} is invalid; allowed: 'next_step', 'same_step'")
 
 
 def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None, render_mode: str | None = None,
@@ -248,5 +223,4 @@ def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None,
     return cls(num_envs, cells, render_mode=render_mode, autoreset_mode=autoreset_mode)
 
 
-__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "autoreset_mode_of", "cells_vector_env",
-           "check_action_batch", "check_num_envs"]
+__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "cells_vector_env", "check_action_batch"]

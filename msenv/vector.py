@@ -47,14 +47,10 @@ class MultiSpinVectorEnv(VectorEnv):
         **overrides: Any,
     ) -> None:
         check_fields(f"{type(self).__name__}.__init__()", overrides)
-        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
+        check_num_envs(num_envs)
         if render_mode is not None:
             raise ValueError(f"render_mode={render_mode!r} is not supported by the vector env; allowed: None")
-        mode = AutoresetMode(autoreset_mode) if not isinstance(autoreset_mode, str) else _mode(autoreset_mode)
-        if mode not in (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP):
-            raise ValueError(f"autoreset_mode={autoreset_mode!r} is invalid; allowed: 'next_step', 'same_step'")
-        self.metadata = {**self.metadata, "autoreset_mode": mode}
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode_of(autoreset_mode)}
         self.config = resolve_config(config, **overrides)
         F.warm_up(self.config)
         self.num_envs = int(num_envs)
@@ -88,14 +84,7 @@ class MultiSpinVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
-        if seed is None:
-            seeds = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={self.num_envs}")
+        seeds = seed_list(seed, self.num_envs)
         for i, s in enumerate(seeds):
             if s is not None:
                 self._gens[i] = seeding.np_random(s)[0]
@@ -180,9 +169,31 @@ class MultiSpinVectorEnv(VectorEnv):
         self._state = None
 
 
-def _mode(name: str) -> AutoresetMode:
+def check_num_envs(num_envs: Any) -> None:
+    """A vector env's ``num_envs`` must be an integer ≥ 1."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer ≥ 1")
+
+
+def autoreset_mode_of(mode: str | AutoresetMode) -> AutoresetMode:
+    """Gymnasium's AutoresetMode of a member or a name: next-step or same-step autoreset."""
     table = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP,
              "NextStep": AutoresetMode.NEXT_STEP, "SameStep": AutoresetMode.SAME_STEP}
-    if name not in table:
-        raise ValueError(f"autoreset_mode={name!r} is invalid; allowed: 'next_step', 'same_step'")
-    return table[name]
+    if isinstance(mode, AutoresetMode) and mode in table.values():
+        return mode
+    if isinstance(mode, str) and mode in table:
+        return table[mode]
+    raise ValueError(f"autoreset_mode={mode!r} is invalid; allowed: 'next_step', 'same_step'")
+
+
+def seed_list(seed, n: int) -> list[int | None]:
+    """Per-sub-env seeds of ``reset(seed=…)``: None for all, ``seed + i`` (as SyncVectorEnv), or a
+    list of ``n``."""
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return [int(seed) + i for i in range(n)]
+    seeds = list(seed)
+    if len(seeds) != n:
+        raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={n}")
+    return seeds
