@@ -28,12 +28,15 @@ DEMO_SEED = 500_000
 @dataclass(frozen=True)
 class Demonstrations:
     """A controller's episodes, concatenated: raw observations [N, obs], draft lengths [N, K],
-    rewards [N] and the index of each row's episode [N]."""
+    rewards [N], the index of each row's episode [N] and, in a cell generator's episodes, each
+    row's number of devices [N] (its slots from there on are padding, drafting 0; None: every slot
+    is a device)."""
 
     obs: np.ndarray
     actions: np.ndarray
     rewards: np.ndarray
     episode: np.ndarray
+    num_devices: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rewards)
@@ -41,10 +44,17 @@ class Demonstrations:
 
 def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from baselines.harness import play
+    from msenv.cells import make_env
 
     factory, config, seed = job
     obs, actions, rewards, _, _ = zip(*play(factory(), config, seed))
-    return np.asarray(obs), np.asarray(actions, dtype=np.int64), np.asarray(rewards, dtype=float)
+    actions = np.asarray(actions, dtype=np.int64)
+    # a cell generator's episode has K ≤ k_max devices: its padded slots draft γ = 0, the value
+    # the masked policy pins them to (so they add nothing to the likelihood)
+    width = make_env(config).action_space.shape[0]
+    k = actions.shape[1]
+    actions = np.pad(actions, ((0, 0), (0, width - k)))
+    return np.asarray(obs), actions, np.asarray(rewards, dtype=float), np.full(len(actions), k)
 
 
 def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DEMO_SEED, workers: int = 1,
@@ -60,9 +70,10 @@ def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DE
     jobs = [(ControllerFactory(controller), config, seed + i) for i in range(episodes)]
     out = parallel_map(_demo_episode, jobs, workers, progress, desc=f"demonstrations ({controller})")
     return Demonstrations(
-        obs=np.concatenate([o for o, _, _ in out]), actions=np.concatenate([a for _, a, _ in out]),
-        rewards=np.concatenate([r for _, _, r in out]),
-        episode=np.concatenate([np.full(len(r), i) for i, (_, _, r) in enumerate(out)]),
+        obs=np.concatenate([o for o, _, _, _ in out]), actions=np.concatenate([a for _, a, _, _ in out]),
+        rewards=np.concatenate([r for _, _, r, _ in out]),
+        episode=np.concatenate([np.full(len(r), i) for i, (_, _, r, _) in enumerate(out)]),
+        num_devices=np.concatenate([k for _, _, _, k in out]),
     )
 
 
@@ -103,7 +114,8 @@ def clone(model, venv, demos: Demonstrations, epochs: int = 40, batch_size: int 
         raise ValueError(f"demonstrations have observations of shape {demos.obs.shape[1:]}, the policy expects "
                          f"{model.observation_space.shape} (behaviour cloning needs --frame-stack 1)")
     gamma = float(model.gamma)
-    venv.obs_rms.update(demos.obs)
+    if venv.norm_obs:  # the set policy reads raw observations (its mask entry stays 0 / 1)
+        venv.obs_rms.update(demos.obs)
     venv.ret_rms.update(running_returns(demos.rewards, demos.episode, gamma))
     x = th.as_tensor(venv.normalize_obs(demos.obs).astype(np.float32))
     y = th.as_tensor(demos.actions)
@@ -118,7 +130,8 @@ def clone(model, venv, demos: Demonstrations, epochs: int = 40, batch_size: int 
         raise ValueError(f"{len(episodes)} demonstration episode(s) leave none to fit after holding out "
                          f"val_fraction={val_fraction}; allowed: at least 2 episodes")
     policy = model.policy
-    _init_heads(policy, demos.actions[train_idx], v[train_idx].mean().item(), model.action_space.nvec)
+    devices = None if demos.num_devices is None else demos.num_devices[train_idx]
+    _init_heads(policy, demos.actions[train_idx], v[train_idx].mean().item(), model.action_space.nvec, devices)
     opt = th.optim.Adam(policy.parameters(), lr=learning_rate)
 
     def evaluate(idx) -> tuple[float, float]:
@@ -153,7 +166,7 @@ def clone(model, venv, demos: Demonstrations, epochs: int = 40, batch_size: int 
     return best
 
 
-def _init_heads(policy, actions: np.ndarray, value: float, nvec) -> None:
+def _init_heads(policy, actions: np.ndarray, value: float, nvec, devices: np.ndarray | None = None) -> None:
     """Start the fit from the demonstrations' marginals: each device's action logits' bias =
     log of its smoothed action frequencies, the critic's bias = the mean target. Without this,
     Adam's first steps (≈ sign-gradient steps) fit even a constant controller through the
@@ -161,12 +174,18 @@ def _init_heads(policy, actions: np.ndarray, value: float, nvec) -> None:
     cloning ``fixed-3`` from 100 episodes reached 21% held-out accuracy at 100% on training)."""
     import torch as th
 
-    bias = []
-    for k, n in enumerate(np.asarray(nvec, dtype=int)):
-        freq = np.bincount(actions[:, k], minlength=n)[:n] + 0.5
-        bias.append(np.log(freq / freq.sum()))
+    nvec = np.asarray(nvec, dtype=int)
+    if policy.action_net.bias.shape[0] == nvec[0] < nvec.sum():
+        # one head shared by every device (the set policy): the marginal over the devices' slots
+        real = (np.ones(actions.shape, bool) if devices is None
+                else np.arange(actions.shape[1])[None, :] < np.asarray(devices)[:, None])
+        freq = np.bincount(actions[real], minlength=nvec[0])[:nvec[0]] + 0.5
+        bias = np.log(freq / freq.sum())
+    else:
+        bias = np.concatenate([np.log(f / f.sum()) for f in
+                               (np.bincount(actions[:, k], minlength=n)[:n] + 0.5 for k, n in enumerate(nvec))])
     with th.no_grad():
-        policy.action_net.bias.copy_(th.as_tensor(np.concatenate(bias), dtype=th.float32))
+        policy.action_net.bias.copy_(th.as_tensor(bias, dtype=th.float32))
         policy.value_net.bias.fill_(value)
 
 

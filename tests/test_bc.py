@@ -109,3 +109,28 @@ def test_train_starts_from_a_cloned_controller(tmp_path):
     table = json.loads((tmp_path / "bc" / "comparison.json").read_text())["table"]
     cloned = next(row for row in table if row["controller"] == "cloned:fixed-3")
     assert cloned["mean_gamma"] == 3.0  # the cloned policy, before PPO's updates, drafts 3 everywhere
+
+
+def test_cloning_a_cell_generator_pads_and_pools_the_devices():
+    """``--bc-init`` on the Cells id with the set policy: the demonstrations are padded to k_max
+    (padded slots draft 0, the value the masked policy pins them to), the shared head starts from
+    the marginal over the devices only, and a constant rule is cloned exactly on every cell."""
+    from agents.setpolicy import set_layout
+    from msenv.cells import CellConfig, make_env
+
+    cells = CellConfig().replace(k_range=(2, 6), k_max=6, episode_length=5)
+    demos = collect("fixed-3", cells, 6, seed=80)
+    assert demos.actions.shape == (30, 6) and set(np.unique(demos.num_devices)) <= set(range(2, 7))
+    slot = np.arange(6)[None, :]
+    assert np.all(demos.actions[slot < demos.num_devices[:, None]] == 3)
+    assert np.all(demos.actions[slot >= demos.num_devices[:, None]] == 0)
+    venv = normalize(make_vec_env(cells, 2, 0), gamma=0.0, norm_obs=False)  # as train.py for the set policy
+    model = make_ppo(venv, seed=0, policy="set", policy_kwargs=set_layout(cells))
+    fit = clone(model, venv, demos, epochs=5, seed=1)
+    assert fit["val_accuracy"] == 1.0  # padded slots included: their pinned γ = 0 is the demonstrated one
+    for seed in range(5):
+        env = make_env(cells)
+        obs, info = env.reset(seed=90 + seed)
+        pred, _ = model.predict(venv.normalize_obs(obs[None]).astype(np.float32), deterministic=True)
+        k = info["num_devices"]
+        assert np.all(pred[0][:k] == 3) and np.all(pred[0][k:] == 0)
