@@ -81,15 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--frame-stack", type=int, default=1,
                     help="stack the last N observations (SB3 VecFrameStack; default 1 = none)")
     tr.add_argument("--action-prior", type=float, default=None, help="initial logits −λ·γ (default 0.3; 0 = uniform start)")
-    tr.add_argument("--reward", choices=("goodput", "throughput", "per-device"), default=None,
+    tr.add_argument("--reward", choices=("goodput", "throughput", "per-device", "counterfactual"), default=None,
                     help="what PPO maximises: goodput, the env's per-round N/T; throughput, N − λT per round with λ "
                          "the greedy's throughput on the held-out episodes (aligned with the long-run Σ N / Σ T); "
-                         "per-device, N/T divided by the cell's K (the same best lengths, every cell weighted alike). "
-                         "Default: the id's (goodput unless agents.defaults says otherwise)")
-    tr.add_argument("--policy", choices=("mlp", "set"), default=None,
+                         "per-device, N/T divided by the cell's K (the same best lengths, every cell weighted alike); "
+                         "counterfactual, the gain in the cell's throughput over the policy's own deterministic "
+                         "action played on the same draws (agents.envs.CounterfactualReward; the batched cells env "
+                         "only). Default: the id's (goodput unless agents.defaults says otherwise)")
+    tr.add_argument("--policy", choices=("mlp", "set", "budget"), default=None,
                     help="mlp: an MLP over the flat observation; set: one network shared by every device with a "
-                         "pooled cell summary (agents/setpolicy.py). Default: the id's (mlp unless agents.ppo.ID_DEFAULTS "
-                         "says otherwise)")
+                         "pooled cell summary (agents/setpolicy.py); budget: the same network deciding a drafting-time "
+                         "budget per cell and which devices draft (agents/budget.py; the cell generator only). "
+                         "Default: the id's (mlp unless agents.defaults says otherwise)")
     tr.add_argument("--bc-init", metavar="CONTROLLER", default=None,
                     help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. greedy-saa")
     tr.add_argument("--bc-episodes", type=int, default=300, help="episodes the --bc-init controller plays (default 300)")
@@ -167,6 +170,8 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             ap.error(f"--bc-init: {e}")
         if args.frame_stack != 1:
             ap.error(f"--bc-init needs --frame-stack 1 (got {args.frame_stack})")
+        if args.policy == "budget":
+            ap.error("--bc-init needs --policy mlp or set (a controller's draft lengths are not budget actions)")
     if args.action_prior is not None and args.action_prior < 0:
         ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a number ≥ 0")
     overrides: dict[str, Any] = {}
@@ -191,6 +196,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             check_entries([Entry(args.bc_init, ControllerFactory(args.bc_init))], cfg)
         except ValueError as e:
             ap.error(f"--bc-init: {e}")
+    cells = hasattr(cfg, "k_range")
+    if args.policy == "budget" and not cells:
+        ap.error(f"--policy budget needs the cell generator's env (msenv/MultiSpin-Cells-v0), not {args.env_id}")
+    if args.reward == "counterfactual" and not (cells and cfg.is_paper_scenario and args.vec_env == "batched"
+                                                and args.frame_stack == 1):
+        ap.error("--reward counterfactual needs the batched cells env: --env-id msenv/MultiSpin-Cells-v0 in the paper "
+                 "scenario, --vec-env batched, --frame-stack 1")
     if args.log_dir is None:
         args.log_dir = default_log_dir(args.env_id, args.quick)
     _check_writable(ap, args.log_dir)
@@ -428,27 +440,43 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     gamma = params.get("gamma", DEFAULT_PPO["gamma"])
     done_steps = int(run.state.get("num_timesteps", 0))
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
-    def rewarded(venv):  # the same reward in training and in the EvalCallback's episodes
-        if getattr(args, "reward", None) == "per-device":
+    reward = getattr(args, "reward", None)
+    set_like = params.get("policy") in ("set", "budget")  # reads raw observations (no per-entry statistics)
+
+    def acting(venv):  # the budget policy's actions, played as draft lengths
+        if params.get("policy") != "budget":
+            return venv
+        from agents.budget import BudgetActions, budget_layout
+
+        return BudgetActions(venv, budget_layout(cfg))
+
+    def rewarded(venv, evaluation=False):  # the same reward in training and in the EvalCallback's episodes
+        if reward == "per-device":
             from agents.envs import PerDeviceReward
 
             return PerDeviceReward(venv, getattr(cfg, "num_devices", 1))
-        if getattr(args, "reward", None) != "throughput":
+        if reward == "counterfactual":  # evaluation episodes score the goodput itself
+            from agents.envs import CounterfactualReward
+
+            return CounterfactualReward(venv, passthrough=evaluation)
+        if reward != "throughput":
             return venv
         from agents.envs import ThroughputReward
 
         return ThroughputReward(venv, base.refs["greedy_saa"]["throughput"] * cfg.reward_scale)
 
-    if params.get("policy") == "set":
+    if set_like:
         from agents.setpolicy import set_layout
 
         params["policy_kwargs"] = {**set_layout(cfg), **(params.get("policy_kwargs") or {})}
-    raw_venv = rewarded(make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env))
+    raw_venv = rewarded(acting(make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)))
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
-        venv = normalize(raw_venv, gamma, norm_obs=params.get("policy") != "set")
+        venv = normalize(raw_venv, gamma, norm_obs=not set_like)
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
+    if reward == "counterfactual":  # the reference: the policy's own deterministic action, as it is now
+        raw_venv.reference = lambda obs: model.policy.predict(obs, deterministic=True)[0]
         if args.bc_init:
             from agents.bc import clone, collect
             from agents.checkpoint import StopNow, Stopped
@@ -469,8 +497,9 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                 raise
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
-    eval_env = stack_frames(normalize(rewarded(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")), gamma,
-                                      training=False, norm_obs=params.get("policy") != "set"), args.frame_stack)
+    eval_env = stack_frames(normalize(rewarded(acting(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")),
+                                               evaluation=True), gamma, training=False, norm_obs=not set_like),
+                            args.frame_stack)
     metrics = MetricsCallback(base.refs)
     metrics.history = list(run.state.get("metrics", []))
     eval_cb = EvalCallback(eval_env, eval_freq=max(args.eval_freq // args.n_envs, 1), n_eval_episodes=4,

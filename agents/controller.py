@@ -110,9 +110,15 @@ class PPOController(Controller):
             self.normalization = ObsNormalization(np.asarray(obs_rms.mean, dtype=np.float64),
                                                   np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
         if policy is None:
+            from .budget import BudgetSetPolicy, NumpyBudgetPolicy, budget_layout
             from .setpolicy import DeviceSetPolicy, NumpySetPolicy
 
-            policy = NumpySetPolicy(model.policy) if isinstance(model.policy, DeviceSetPolicy) else NumpyPolicy(model.policy)
+            if isinstance(model.policy, BudgetSetPolicy):
+                policy = NumpyBudgetPolicy(model.policy, budget_layout(config))
+            elif isinstance(model.policy, DeviceSetPolicy):
+                policy = NumpySetPolicy(model.policy)
+            else:
+                policy = NumpyPolicy(model.policy)
         self.policy = policy
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
@@ -217,7 +223,9 @@ class PPOController(Controller):
                                  f"{len(self.policy.nvec)} devices; this env's have {size} entries for {devices} "
                                  "devices (an MLP agent acts only in the scenario it was trained on)")
         else:
-            f, g, n = self.policy.f, self.policy.g, int(self.policy.head[0].shape[1])
+            f, g = self.policy.f, self.policy.g
+            layout = getattr(self.policy, "layout", None)  # a budget agent: it decides levels and bits
+            n = layout.gamma_max + 1 if layout is not None else int(self.policy.head[0].shape[1])
             if self.policy.masked:
                 if row_size(cell) != f or g != GLOBAL_FEATURES + 1:
                     raise ValueError(f"agent {self.name!r} reads device rows of {f} entries; this cell's have "

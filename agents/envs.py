@@ -124,3 +124,62 @@ class ThroughputReward(VecEnvWrapper):
         obs, rew, done, infos = self.venv.step_wait()
         latency = np.array([info["latency"] for info in infos], dtype=np.float64)
         return obs, (latency * (rew - self.lam)).astype(np.float32), done, infos
+
+
+class CounterfactualReward(VecEnvWrapper):
+    """The reward relative to a reference action played on the same draws (common random numbers).
+
+    Before every step, ``reference(obs)`` (e.g. the policy's own deterministic action: a
+    self-critical baseline) is scored by the env's ``what_if`` on the very verification outcomes
+    and gains the step will use; the reward is then the played action's gain over it in the cell's
+    long-run throughput, linearised and made relative to the cell::
+
+        r = (N − N_ref) / N̄_ref − (T − T_ref) / T̄_ref
+
+    (N tokens, T the round's time; N̄_ref, T̄_ref the reference's means over the episode so far).
+    Its expectation is the first-order change of the cell's throughput Σ N / Σ T that the played
+    action makes against the reference, so every cell weighs alike whatever its size, and the
+    round's luck (fading, acceptance draws) — shared by both actions — cancels. The reference does
+    not depend on the played action, so the policy gradient stays unbiased. Needs a venv with
+    ``what_if`` (the batched cells env, :class:`~agents.budget.BudgetActions` over it).
+
+    ``passthrough=True`` leaves the env's reward as it is (an evaluation env wrapped like the
+    training env, as SB3's ``EvalCallback`` needs for its normalisation statistics)."""
+
+    def __init__(self, venv: VecEnv, reference=None, passthrough: bool = False) -> None:
+        super().__init__(venv)
+        self.reference = reference  #: obs [n, obs] → actions [n, …]; set once the policy exists
+        self.passthrough = bool(passthrough)
+        self._obs: np.ndarray | None = None
+        self._ref: tuple[np.ndarray, np.ndarray] | None = None
+        self._sums = np.zeros((3, self.num_envs))  # the reference's Σ N, Σ T and rounds in the episode
+
+    def reset(self):
+        self._obs = self.venv.reset()
+        self._sums[:] = 0.0
+        return self._obs
+
+    def step_async(self, actions: np.ndarray) -> None:
+        if self.passthrough:
+            self.venv.step_async(actions)
+            return
+        if self.reference is None:
+            raise RuntimeError("CounterfactualReward.reference is not set: give it the reference policy (obs → actions)")
+        self._ref = self.venv.what_if(self.reference(self._obs))
+        self.venv.step_async(actions)
+
+    def step_wait(self):
+        obs, rew, done, infos = self.venv.step_wait()
+        if self.passthrough:
+            return obs, rew, done, infos
+        n_ref, t_ref = self._ref
+        t = np.array([info["latency"] for info in infos], dtype=np.float64)
+        n = np.array([info["goodput"] for info in infos], dtype=np.float64) * t
+        self._sums += np.stack([n_ref, t_ref, np.ones_like(t)])
+        mean_n, mean_t = self._sums[0] / self._sums[2], self._sums[1] / self._sums[2]
+        out = (n - n_ref) / mean_n - (t - t_ref) / mean_t
+        for i, info in enumerate(infos):
+            info["reference_goodput"] = float(n_ref[i] / t_ref[i])
+        self._sums[:, done] = 0.0
+        self._obs = obs
+        return obs, out.astype(np.float32), done, infos

@@ -5,7 +5,8 @@ A saved agent directory holds, beside SB3's files for resuming training:
 - ``policy.npz`` — the decision network's weights, plain float arrays (read with
   ``numpy.load(..., allow_pickle=False)``);
 - ``agent.json`` — ``format`` / ``format_version``, the policy ``kind`` (``"mlp"``: an SB3
-  ``MlpPolicy`` actor; ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy`) with its layout, the
+  ``MlpPolicy`` actor; ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy`; ``"budget"``: the
+  device-set policy deciding budget actions, :class:`~agents.budget.BudgetSetPolicy`) with its layout, the
   observation normalisation (mean, variance, clip, epsilon, or null), ``frame_stack``, the config
   the agent was trained on, and the training metadata.
 
@@ -30,7 +31,7 @@ import numpy as np
 
 POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
 FORMAT, FORMAT_VERSION = "msenv-agent", 1
-KINDS = ("mlp", "set")
+KINDS = ("mlp", "set", "budget")
 
 
 class ObsNormalization(NamedTuple):
@@ -72,10 +73,15 @@ def write_portable(path: str | Path, policy, normalization: ObsNormalization | N
             layers.append(op)
         layout["layers"] = layers
     else:
-        kind = "set"
+        budget = getattr(policy, "layout", None)
+        kind = "set" if budget is None else "budget"
         layout = {"n_features": policy.f, "n_globals": policy.g, "hidden": policy.h, "masked": bool(policy.masked),
                   "pooling": policy.pooling, "phi": len(policy.phi), "psi": len(policy.psi)}
-        for part in ("phi", "psi"):
+        parts = ("phi", "psi")
+        if budget is not None:
+            layout.update(level=len(policy.level), gamma_max=budget.gamma_max, per_token=budget.per_token)
+            parts += ("level",)
+        for part in parts:
             for i, (w, b) in enumerate(getattr(policy, part)):
                 arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"] = w, b
         arrays["head.weight"], arrays["head.bias"] = policy.head
@@ -136,14 +142,33 @@ def read_portable(path: str | Path):
             _check_chain(nf, "layer", linear, None, sum(nvec))
         else:
             f, g, h = int(layout["n_features"]), int(layout["n_globals"]), int(layout["hidden"])
+            names = ("phi", "psi", "level") if kind == "budget" else ("phi", "psi")
             parts = {part: [(arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"]) for i in range(int(layout[part]))]
-                     for part in ("phi", "psi")}
-            policy = NumpySetPolicy.from_arrays(
-                n_features=f, n_globals=g, hidden=h, masked=bool(layout["masked"]), pooling=str(layout["pooling"]),
-                phi=parts["phi"], psi=parts["psi"], head=(arrays["head.weight"], arrays["head.bias"]))
+                     for part in names}
+            head = (arrays["head.weight"], arrays["head.bias"])
+            if kind == "budget":
+                from .budget import BudgetLayout, NumpyBudgetPolicy
+
+                gmax, per = layout["gamma_max"], layout["per_token"]
+                for name, val in (("gamma_max", gmax), ("per_token", per)):
+                    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+                        raise ValueError(f"{name}={val!r} is invalid; allowed: an integer ≥ 1")
+                if not layout["masked"]:
+                    raise ValueError("masked=false is invalid for a budget policy; allowed: true")
+                budget = BudgetLayout(f, g, gmax, per)
+                policy = NumpyBudgetPolicy.from_arrays(layout=budget, hidden=h, pooling=str(layout["pooling"]),
+                                                       phi=parts["phi"], psi=parts["psi"], level=parts["level"],
+                                                       head=head)
+            else:
+                policy = NumpySetPolicy.from_arrays(
+                    n_features=f, n_globals=g, hidden=h, masked=bool(layout["masked"]), pooling=str(layout["pooling"]),
+                    phi=parts["phi"], psi=parts["psi"], head=head)
+            p = h * (2 if policy.pooling == "meanmax" else 1)
             _check_chain(nf, "phi", policy.phi, f + g, h)
-            _check_chain(nf, "psi", policy.psi, h * (3 if policy.pooling == "meanmax" else 2), h)
-            _check_chain(nf, "head", [policy.head], h, None)
+            _check_chain(nf, "psi", policy.psi, h + p, h)
+            _check_chain(nf, "head", [policy.head], h, 2 if kind == "budget" else None)
+            if kind == "budget":
+                _check_chain(nf, "level", policy.level, p + g, 2)
     except KeyError as e:
         raise ValueError(f"{path}: {AGENT_FILE} and {POLICY_FILE} do not match (missing {e})") from None
     except (ValueError, TypeError, IndexError) as e:

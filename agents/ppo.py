@@ -32,8 +32,10 @@ DEFAULT_PPO: dict[str, Any] = dict(
 )
 
 
-#: the policies ``make_ppo`` builds: an MLP over the flat observation, or the devices as a set
-POLICIES = ("mlp", "set")
+#: the policies ``make_ppo`` builds: an MLP over the flat observation, the devices as a set, or the
+#: device-set policy deciding budget actions (a cell generator's envs wrapped in
+#: :class:`~agents.budget.BudgetActions`)
+POLICIES = ("mlp", "set", "budget")
 
 
 def make_ppo(
@@ -43,7 +45,9 @@ def make_ppo(
     """PPO on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``; ``policy="mlp"``:
     :class:`~agents.distributions.MultiSpinPolicy` (SB3's MlpPolicy with a batched MultiDiscrete
     distribution), ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy` (one network shared by
-    every device, a pooled cell summary; ``policy_kwargs`` may set its ``hidden`` width).
+    every device, a pooled cell summary; ``policy_kwargs`` may set its ``hidden`` width),
+    ``"budget"``: :class:`~agents.budget.BudgetSetPolicy` (the same network deciding a drafting-time
+    budget per cell and a bit per device; ``venv`` plays budget actions, ``action_prior`` unused).
 
     ``action_prior`` λ sets the initial per-device logits to −λ·γ (the action net's bias), so
     the untrained policy prefers short drafts: P(γ) ∝ e^(−λγ). With a uniform start, some device
@@ -55,15 +59,17 @@ def make_ppo(
         raise ValueError(f"policy={policy!r} is invalid; allowed: {', '.join(POLICIES)}")
     params = {**DEFAULT_PPO, **overrides}
     cls = MultiSpinPolicy
-    if policy == "set":
+    if policy in ("set", "budget"):
+        from .budget import BudgetSetPolicy
         from .setpolicy import DeviceSetPolicy
 
-        cls = DeviceSetPolicy
+        cls = DeviceSetPolicy if policy == "set" else BudgetSetPolicy
         kw = dict(params.get("policy_kwargs") or {})
         kw.pop("net_arch", None)
         params["policy_kwargs"] = kw
     model = PPO(cls, venv, seed=seed, tensorboard_log=tensorboard_log, verbose=verbose, device="cpu", **params)
-    set_action_prior(model, action_prior)
+    if policy != "budget":
+        set_action_prior(model, action_prior)
     return model
 
 

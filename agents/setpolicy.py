@@ -28,7 +28,7 @@ class DeviceSetExtractor(nn.Module):
     interface."""
 
     def __init__(self, n_devices: int, n_features: int, n_globals: int, hidden: int = 64, masked: bool = False,
-                 pooling: str = "mean") -> None:
+                 pooling: str = "mean", cell_latent: bool = False) -> None:
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
@@ -38,7 +38,11 @@ class DeviceSetExtractor(nn.Module):
                                  nn.Tanh())
         self.psi = nn.Sequential(nn.Linear(hidden + p, hidden), nn.Tanh())
         self.rho = nn.Sequential(nn.Linear(p + n_globals, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
-        self.latent_dim_pi = n_devices * (hidden + int(masked))  # masked: each latent carries its mask
+        #: with ``cell_latent`` the actor's latent starts with the cell's [summary, globals] (p + G
+        #: entries), for a head that makes one decision per cell (:mod:`agents.budget`)
+        self.cell_latent = cell_latent
+        self.cell_dim = (p + n_globals) if cell_latent else 0
+        self.latent_dim_pi = self.cell_dim + n_devices * (hidden + int(masked))  # masked: each latent carries its mask
         self.latent_dim_vf = hidden
 
     def _encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor, th.Tensor | None]:
@@ -60,7 +64,7 @@ class DeviceSetExtractor(nn.Module):
         if self.masked:
             return self._packed(obs, actor=True, critic=True)
         enc, pooled, glob, mask = self._encode(obs)
-        return self._actor(enc, pooled, mask), self.rho(th.cat([pooled, glob], dim=-1))
+        return self._actor(enc, pooled, mask, glob), self.rho(th.cat([pooled, glob], dim=-1))
 
     def _packed(self, obs: th.Tensor, actor: bool, critic: bool):
         """The masked forward pass on the devices only: the rows of padded slots are dropped before
@@ -90,21 +94,23 @@ class DeviceSetExtractor(nn.Module):
             per_cell = th.addmm(b1, pooled, w1[:, self.h:].T).index_select(0, cell)
             z = th.tanh(th.addmm(per_cell, enc, w1[:, : self.h].T))
             rows = th.cat([z, z.new_ones(len(flat), 1)], dim=1)
-            out.append(rows.new_zeros(b * k, self.h + 1).index_copy(0, flat, rows).reshape(b, -1))
+            latent = rows.new_zeros(b * k, self.h + 1).index_copy(0, flat, rows).reshape(b, -1)
+            out.append(th.cat([pooled, glob, latent], dim=1) if self.cell_latent else latent)
         if critic:
             out.append(self.rho(th.cat([pooled, glob], dim=-1)))
         return tuple(out)
 
-    def _actor(self, enc: th.Tensor, pooled: th.Tensor, mask: th.Tensor | None) -> th.Tensor:
+    def _actor(self, enc: th.Tensor, pooled: th.Tensor, mask: th.Tensor | None, glob: th.Tensor) -> th.Tensor:
         b, k = enc.shape[:2]
         z = self.psi(th.cat([enc, pooled[:, None, :].expand(b, k, pooled.shape[-1])], dim=-1))
-        return (z if mask is None else th.cat([z, mask], dim=-1)).reshape(b, -1)
+        latent = (z if mask is None else th.cat([z, mask], dim=-1)).reshape(b, -1)
+        return th.cat([pooled, glob, latent], dim=1) if self.cell_latent else latent
 
     def forward_actor(self, obs: th.Tensor) -> th.Tensor:
         if self.masked:
             return self._packed(obs, actor=True, critic=False)[0]
-        enc, pooled, _, mask = self._encode(obs)
-        return self._actor(enc, pooled, mask)
+        enc, pooled, glob, mask = self._encode(obs)
+        return self._actor(enc, pooled, mask, glob)
 
     def forward_critic(self, obs: th.Tensor) -> th.Tensor:
         if self.masked:
@@ -253,14 +259,15 @@ class NumpySetPolicy:
         with one_blas_thread():
             return self._act(x)
 
-    def _act(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float32)
-        lead = x.shape[:-1]
+    def _latents(self, x: np.ndarray):
+        """(observations as rows [B, obs], each device's ψ latent [B, K, H], the cell's pooled summary
+        [B, 1, p], the globals [B, 1, G], the device mask [B, K, 1] or None)."""
         x = x.reshape(-1, x.shape[-1])
         b, k = len(x), (x.shape[-1] - self.g) // self.f  # any K
         dev = x[:, : k * self.f].reshape(b, k, self.f)
         glob = x[:, None, k * self.f:]
         z = _tanh_mlp(dev, glob, self.phi)  # φ on [row, globals]
+        mask = None
         if self.masked:
             mask = dev[..., -1:] > 0.5
             pooled = (z * mask).sum(axis=1, keepdims=True) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
@@ -269,11 +276,16 @@ class NumpySetPolicy:
         if self.pooling == "meanmax":
             top = z if not self.masked else np.where(mask, z, np.float32(-1.0))
             pooled = np.concatenate([pooled, top.max(axis=1, keepdims=True)], axis=-1)
-        z = _tanh_mlp(z, pooled, self.psi)  # ψ on [φ_k, pooled]
+        return x, _tanh_mlp(z, pooled, self.psi), pooled, glob, mask  # ψ on [φ_k, pooled]
+
+    def _act(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float32)
+        lead = x.shape[:-1]
+        x, z, _, _, mask = self._latents(x)
         gamma = (z @ self.head[0] + self.head[1]).argmax(axis=-1)
         if self.masked:
             gamma = np.where(mask[..., 0], gamma, 0)  # a padded slot's pinned decision
-        return gamma.reshape(lead + (k,))
+        return gamma.reshape(lead + (z.shape[1],))
 
 
 def set_layout(config) -> dict:

@@ -99,6 +99,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         self._t = np.zeros(n, np.int64)
         self._ep_tokens, self._ep_time = np.zeros(n), np.zeros(n)
         self._autoreset = np.zeros(n, dtype=bool)
+        self._drawn = np.zeros(n, dtype=bool)  # the coming step's uniforms are in self._u already
 
     @property
     def num_devices(self) -> np.ndarray:
@@ -146,6 +147,44 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         self._template[i] = self._obs[i] = pad_observation(observe(one, cell)[0], cell, one.t_draft[0], self.config.k_max)
         self.cells[i], self._gens[i], self._k[i], self._n_step[i] = cell, gen, k, step_draws(cell)
         self._t[i], self._ep_tokens[i], self._ep_time[i] = 0, 0.0, 0.0
+        self._drawn[i] = False
+
+    def _draw(self, rows: np.ndarray) -> None:
+        """The coming step's uniforms of sub-envs ``rows`` [n] (bool), each drawn once: by
+        :meth:`what_if` or by the step, whichever comes first — the same numbers in the same order
+        from each episode's generator, so asking changes no trajectory."""
+        for i in np.flatnonzero(rows & ~self._drawn):
+            self._gens[i].random(out=self._u[i, : self._n_step[i]])
+        self._drawn |= rows
+
+    def _playing(self) -> np.ndarray:
+        """The sub-envs whose next step plays a round (not a next-step autoreset) [n]."""
+        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP:
+            return np.ones(self.num_envs, dtype=bool)
+        return ~self._autoreset
+
+    def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """Counterfactual evaluation on common random numbers: the tokens [n] and the latency (s) [n]
+        each sub-env's coming round would give if ``actions`` [n, k_max] were played — on the very
+        verification outcomes and gains its next :meth:`step` will use, whatever action that step
+        plays. The state and every trajectory are unchanged (the draws are made once, here or in
+        the step). Goodput = tokens / latency. A sub-env whose next step is a reset (next-step
+        autoreset) plays no round: 0 tokens, latency 0.
+
+        This is a simulator's privilege, not something a server could observe: a learner may use
+        it to score a reference action on the same draws (a control variate for its reward).
+        """
+        if self._state is None:
+            raise RuntimeError("call reset() before what_if()")
+        n, cfg = self.num_envs, self.config
+        check_action_batch(actions, self.action_space.shape, n)
+        gamma = validate_action(actions, cfg.base, batch=n, num_devices=cfg.k_max)
+        live = self._playing()
+        self._draw(live)
+        s = self._state
+        scratch = s.evolve(g_ul=s.g_ul.copy(), g_dl=s.g_dl.copy())  # the kernel moves the gains on
+        _, res = step_padded_cells(self._u, self._n_step, self._k, live, scratch, gamma, self._template, cfg.base)
+        return res.total_tokens.copy(), res.latency.copy()
 
     def step(self, actions):
         """Play one round in every sub-env (``actions`` [n, k_max]; slots past a cell's K are
@@ -158,9 +197,9 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         same_step = self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
         resetting = self._autoreset.copy() if not same_step else np.zeros(n, dtype=bool)
         live = ~resetting
-        for i in np.flatnonzero(live):
-            self._gens[i].random(out=self._u[i, : self._n_step[i]])
+        self._draw(live)
         obs, res = step_padded_cells(self._u, self._n_step, self._k, live, self._state, gamma, self._template, cfg.base)
+        self._drawn[:] = False
         self._t[live] += 1
         self._ep_tokens = np.where(live, self._ep_tokens + res.total_tokens, self._ep_tokens)
         self._ep_time = np.where(live, self._ep_time + res.latency, self._ep_time)

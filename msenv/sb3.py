@@ -75,6 +75,15 @@ class SB3VecEnv(VecEnv):
             infos.append(d)
         return obs, rew.astype(np.float32), done, infos
 
+    def what_if(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The wrapped env's counterfactual round on common random numbers — (tokens [n], latency
+        [n]) of ``actions`` on the draws the coming step will use
+        (:meth:`msenv.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
+        if not hasattr(self.venv, "what_if"):
+            raise TypeError(f"{type(self.venv).__name__} has no counterfactual evaluation (what_if); allowed: the "
+                            "batched cells vector env, MultiSpinCellsVectorEnv")
+        return self.venv.what_if(np.asarray(actions).reshape(self.num_envs, -1))
+
     def close(self) -> None:
         self.venv.close()
 

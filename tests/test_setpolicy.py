@@ -196,7 +196,7 @@ def test_the_packed_masked_pass_equals_the_padded_one_with_its_gradients():
             return head(actor).log_softmax(-1).square().sum() + value.square().sum()
 
         enc, pooled, glob, mask = ext._encode(x)
-        dense = ext._actor(enc, pooled, mask), ext.rho(torch.cat([pooled, glob], dim=-1))
+        dense = ext._actor(enc, pooled, mask, glob), ext.rho(torch.cat([pooled, glob], dim=-1))
         l_dense = loss(*dense)
         grads_dense = torch.autograd.grad(l_dense, list(ext.parameters()) + list(head.parameters()))
         packed = ext(x)
