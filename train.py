@@ -184,7 +184,10 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     if args.p_dl_range:
         overrides["p_dl_dbm_range"] = tuple(args.p_dl_range)
     try:
+        from agents.defaults import id_config
+
         overrides = {**parse_overrides(args.set), **overrides}
+        overrides = {**id_config(args.env_id, overrides), **overrides}
         cfg = env_config(args.env_id, **overrides)
     except (ValueError, TypeError) as e:
         ap.error(f"--set: {e}" if args.set else str(e))
@@ -432,7 +435,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     from agents.callbacks import MetricsCallback
     from agents.checkpoint import GracefulStop, RunSafetyCallback, ThreadIOErrors, load_resumable, save_resumable
     from agents.controller import save_agent
-    from agents.envs import make_vec_env, normalize, stack_frames
+    from agents.envs import attach_reference, normalize, stack_frames, training_env
     from agents.ppo import DEFAULT_PPO, make_ppo
 
     out = run.out
@@ -442,41 +445,18 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     # a resumed run plays fresh episodes: env seeds continue after the steps already done
     reward = getattr(args, "reward", None)
     set_like = params.get("policy") in ("set", "budget")  # reads raw observations (no per-entry statistics)
-
-    def acting(venv):  # the budget policy's actions, played as draft lengths
-        if params.get("policy") != "budget":
-            return venv
-        from agents.budget import BudgetActions, budget_layout
-
-        return BudgetActions(venv, budget_layout(cfg))
-
-    def rewarded(venv, evaluation=False):  # the same reward in training and in the EvalCallback's episodes
-        if reward == "per-device":
-            from agents.envs import PerDeviceReward
-
-            return PerDeviceReward(venv, getattr(cfg, "num_devices", 1))
-        if reward == "counterfactual":  # evaluation episodes score the goodput itself
-            from agents.envs import CounterfactualReward
-
-            return CounterfactualReward(venv, passthrough=evaluation)
-        if reward != "throughput":
-            return venv
-        from agents.envs import ThroughputReward
-
-        return ThroughputReward(venv, base.refs["greedy_saa"]["throughput"] * cfg.reward_scale)
-
+    lam = base.refs["greedy_saa"]["throughput"] * cfg.reward_scale if reward == "throughput" else None
+    policy = params.get("policy", "mlp")
     if set_like:
         from agents.setpolicy import set_layout
 
         params["policy_kwargs"] = {**set_layout(cfg), **(params.get("policy_kwargs") or {})}
-    raw_venv = rewarded(acting(make_vec_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env)))
+    raw_venv = training_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env, policy, reward, lam)
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
         venv = normalize(raw_venv, gamma, norm_obs=not set_like)
         model = make_ppo(stack_frames(venv, args.frame_stack), seed=args.seed, tensorboard_log=str(out / "tb"), **params)
-    if reward == "counterfactual":  # the reference: the policy's own deterministic action, as it is now
-        raw_venv.reference = lambda obs: model.policy.predict(obs, deterministic=True)[0]
         if args.bc_init:
             from agents.bc import clone, collect
             from agents.checkpoint import StopNow, Stopped
@@ -497,8 +477,9 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                 raise
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
-    eval_env = stack_frames(normalize(rewarded(acting(make_vec_env(cfg, 4, args.eval_seed + 50_000, "batched")),
-                                               evaluation=True), gamma, training=False, norm_obs=not set_like),
+    attach_reference(raw_venv, model)  # a counterfactual reward's reference: the policy's own action
+    eval_env = stack_frames(normalize(training_env(cfg, 4, args.eval_seed + 50_000, "batched", policy, reward, lam,
+                                                   evaluation=True), gamma, training=False, norm_obs=not set_like),
                             args.frame_stack)
     metrics = MetricsCallback(base.refs)
     metrics.history = list(run.state.get("metrics", []))

@@ -41,7 +41,7 @@ from torch import nn
 from msenv.observation import DS
 
 from .distributions import MultiSpinPolicy
-from .setpolicy import PAD_LOGIT, DeviceSetExtractor, NumpySetPolicy
+from .setpolicy import DeviceSetExtractor, NumpySetPolicy
 from .threads import one_blas_thread
 
 #: budget levels per token of the fastest device (the grid of τ)
@@ -214,22 +214,17 @@ LEVEL_SPREAD = (0.25, 0.15)
 
 class BudgetHead(nn.Module):
     """The level's logits from the cell's [summary, globals] (one hidden tanh layer, then the centre
-    and spread of :func:`level_logits`), each device's (off, on) logits from its latent by one
-    linear map shared by every device (a padded slot pinned off)."""
+    and spread of :func:`level_logits`); each device's (off, on) logits come from the extractor
+    (its ``row_head``: one linear map shared by every device, a padded slot pinned off)."""
 
-    def __init__(self, cell_dim: int, hidden: int, n_levels: int, n_devices: int) -> None:
+    def __init__(self, cell_dim: int, hidden: int, n_levels: int) -> None:
         super().__init__()
-        self.cell_dim, self.h, self.k, self.n_levels = cell_dim, hidden, n_devices, n_levels
+        self.cell_dim, self.n_levels = cell_dim, n_levels
         self.level = nn.Sequential(nn.Linear(cell_dim, hidden), nn.Tanh(), nn.Linear(hidden, 2))
-        self.linear = nn.Linear(hidden, 2)
-        self.register_buffer("pinned", th.tensor([0.0, PAD_LOGIT]), persistent=False)
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
-        b = latent.shape[0]
-        z = latent[:, self.cell_dim:].reshape(b, -1, self.h + 1)
-        dev = th.where(z[..., self.h:] > 0.5, self.linear(z[..., : self.h]), self.pinned)
         level = level_logits(self.level(latent[:, : self.cell_dim]), self.n_levels)
-        return th.cat([level, dev.reshape(b, -1)], dim=1)
+        return th.cat([level, latent[:, self.cell_dim:]], dim=1)
 
 
 class BudgetSetPolicy(MultiSpinPolicy):
@@ -259,19 +254,20 @@ class BudgetSetPolicy(MultiSpinPolicy):
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
-        self.mlp_extractor = DeviceSetExtractor(*self._set_dims, cell_latent=True)
+        self.mlp_extractor = DeviceSetExtractor(*self._set_dims, cell_latent=True, row_outputs=2)
 
     def _build(self, lr_schedule) -> None:
         super()._build(lr_schedule)
         k, hidden = self._set_dims[0], self._set_dims[3]
         self.action_dist = BudgetDistribution(self.n_levels, k)
-        self.action_net = BudgetHead(self.mlp_extractor.cell_dim, hidden, self.n_levels, k)
+        self.action_net = BudgetHead(self.mlp_extractor.cell_dim, hidden, self.n_levels)
+        bits = self.mlp_extractor.row_head
         if self.ortho_init:
             nn.init.orthogonal_(self.action_net.level[2].weight, gain=0.1)
-            nn.init.orthogonal_(self.action_net.linear.weight, gain=0.01)
+            nn.init.orthogonal_(bits.weight, gain=0.01)
             nn.init.zeros_(self.action_net.level[2].bias)
         with th.no_grad():
-            self.action_net.linear.bias.copy_(th.tensor(ON_PRIOR))
+            bits.bias.copy_(th.tensor(ON_PRIOR))
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _get_action_dist_from_latent(self, latent_pi: th.Tensor):
@@ -293,7 +289,7 @@ class NumpyBudgetPolicy(NumpySetPolicy):
                     for m in seq if isinstance(m, nn.Linear)]
 
         self.phi, self.psi, self.level = linears(ext.phi), linears(ext.psi), linears(head.level)
-        self.head = linears([head.linear])[0]
+        self.head = linears([ext.row_head])[0]
         self.layout = layout
 
     @classmethod

@@ -15,6 +15,9 @@ ID_DEFAULTS: dict[str, dict[str, Any]] = {
     "msenv/MultiSpin-Hetero-DR-v0": {"policy": "set"},
     "msenv/MultiSpin-Cells-v0": {"policy": "set", "timesteps": 1_000_000},
 }
+#: env id → config fields the id trains on unless the command line sets them (``--set`` or a flag).
+#: The fields of one group go together: setting any of them leaves the whole group to the user.
+ID_CONFIG: dict[str, tuple[dict[str, Any], ...]] = {}
 #: env id → controllers train.py's final table adds to its baselines (the best known rival there)
 ID_BASELINES: dict[str, tuple[str, ...]] = {
     "msenv/MultiSpin-Hetero-v0": ("local-search",),
@@ -30,3 +33,13 @@ def id_baselines(env_id: str) -> tuple[str, ...]:
 def id_defaults(env_id: str) -> dict[str, Any]:
     """The options ``env_id`` trains with unless told otherwise."""
     return dict(ID_DEFAULTS.get(env_id, {}))
+
+
+def id_config(env_id: str, given) -> dict[str, Any]:
+    """The config fields ``env_id`` trains on (:data:`ID_CONFIG`) where none of their group is
+    among ``given`` (the fields the command line sets)."""
+    out: dict[str, Any] = {}
+    for group in ID_CONFIG.get(env_id, ()):
+        if not set(group) & set(given):
+            out.update(group)
+    return out

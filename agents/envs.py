@@ -74,9 +74,10 @@ def normalize(venv: VecEnv, gamma: float, training: bool = True, norm_obs: bool 
     return VecNormalize(venv, training=training, norm_obs=norm_obs, norm_reward=training, gamma=gamma, **kwargs)
 
 
-#: the rewards PPO can train on: the env's per-round goodput, the throughput-aligned N − λT, or
-#: the goodput per device (G / K: the same best action in every state, each cell weighted alike)
-REWARDS = ("goodput", "throughput", "per-device")
+#: the rewards PPO can train on: the env's per-round goodput, the throughput-aligned N − λT, the
+#: goodput per device (G / K: the same best action in every state, each cell weighted alike), or the
+#: gain over the policy's own action on the same draws (:class:`CounterfactualReward`)
+REWARDS = ("goodput", "throughput", "per-device", "counterfactual")
 
 
 class PerDeviceReward(VecEnvWrapper):
@@ -183,3 +184,39 @@ class CounterfactualReward(VecEnvWrapper):
         self._sums[:, done] = 0.0
         self._obs = obs
         return obs, out.astype(np.float32), done, infos
+
+
+def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched",
+                 policy: str = "mlp", reward: str | None = None, lam: float | None = None,
+                 evaluation: bool = False) -> VecEnv:
+    """The VecEnv PPO trains on (before ``VecNormalize``), as ``train.py`` builds it:
+    :func:`make_vec_env`, the budget policy's actions played as draft lengths
+    (:class:`~agents.budget.BudgetActions`, ``policy="budget"``), then the reward of :data:`REWARDS`
+    (``lam``: the throughput reward's λ). ``evaluation=True`` builds the same stack for evaluation
+    episodes, scored on the goodput itself (a counterfactual reward passes it through)."""
+    if reward is not None and reward not in REWARDS:
+        raise ValueError(f"reward={reward!r} is invalid; allowed: {', '.join(REWARDS)}")
+    venv = make_vec_env(config, n_envs, seed, kind)
+    if policy == "budget":
+        from .budget import BudgetActions, budget_layout
+
+        venv = BudgetActions(venv, budget_layout(config))
+    if reward == "per-device":
+        return PerDeviceReward(venv, getattr(config, "num_devices", 1))
+    if reward == "counterfactual":
+        return CounterfactualReward(venv, passthrough=evaluation)
+    if reward == "throughput":
+        if lam is None:
+            raise ValueError("reward='throughput' needs lam, the throughput λ (tokens/s)")
+        return ThroughputReward(venv, lam)
+    return venv
+
+
+def attach_reference(venv: VecEnv, model) -> None:
+    """Give the :class:`CounterfactualReward` in ``venv``'s wrapper chain (if any) its reference:
+    ``model``'s deterministic action for the observation, as the policy is at each step."""
+    while venv is not None:
+        if isinstance(venv, CounterfactualReward):
+            venv.reference = lambda obs: model.policy.predict(obs, deterministic=True)[0]
+            return
+        venv = getattr(venv, "venv", None)

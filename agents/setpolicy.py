@@ -28,7 +28,7 @@ class DeviceSetExtractor(nn.Module):
     interface."""
 
     def __init__(self, n_devices: int, n_features: int, n_globals: int, hidden: int = 64, masked: bool = False,
-                 pooling: str = "mean", cell_latent: bool = False) -> None:
+                 pooling: str = "mean", cell_latent: bool = False, row_outputs: int = 0) -> None:
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
@@ -42,7 +42,18 @@ class DeviceSetExtractor(nn.Module):
         #: entries), for a head that makes one decision per cell (:mod:`agents.budget`)
         self.cell_latent = cell_latent
         self.cell_dim = (p + n_globals) if cell_latent else 0
-        self.latent_dim_pi = self.cell_dim + n_devices * (hidden + int(masked))  # masked: each latent carries its mask
+        #: with ``row_outputs`` m > 0 each device's latent is mapped here to m outputs (one linear map
+        #: shared by every device) and a padded slot's are pinned to (0, PAD_LOGIT, …): the actor's
+        #: latent is then m entries per slot, not H + 1 — far less to allocate and zero-fill around
+        #: the padding in the backward pass of a large k_max
+        self.row_outputs = int(row_outputs)
+        if self.row_outputs:
+            self.row_head = nn.Linear(hidden, self.row_outputs)
+            pinned = th.full((self.row_outputs,), PAD_LOGIT)
+            pinned[0] = 0.0
+            self.register_buffer("row_pinned", pinned, persistent=False)
+        per_slot = self.row_outputs or hidden + int(masked)  # masked: each latent carries its mask
+        self.latent_dim_pi = self.cell_dim + n_devices * per_slot
         self.latent_dim_vf = hidden
 
     def _encode(self, obs: th.Tensor) -> tuple[th.Tensor, th.Tensor, th.Tensor, th.Tensor | None]:
@@ -93,8 +104,11 @@ class DeviceSetExtractor(nn.Module):
             w1, b1 = self.psi[0].weight, self.psi[0].bias
             per_cell = th.addmm(b1, pooled, w1[:, self.h:].T).index_select(0, cell)
             z = th.tanh(th.addmm(per_cell, enc, w1[:, : self.h].T))
-            rows = th.cat([z, z.new_ones(len(flat), 1)], dim=1)
-            latent = rows.new_zeros(b * k, self.h + 1).index_copy(0, flat, rows).reshape(b, -1)
+            if self.row_outputs:
+                latent = self.row_pinned.repeat(b * k, 1).index_copy(0, flat, self.row_head(z)).reshape(b, -1)
+            else:
+                rows = th.cat([z, z.new_ones(len(flat), 1)], dim=1)
+                latent = rows.new_zeros(b * k, self.h + 1).index_copy(0, flat, rows).reshape(b, -1)
             out.append(th.cat([pooled, glob, latent], dim=1) if self.cell_latent else latent)
         if critic:
             out.append(self.rho(th.cat([pooled, glob], dim=-1)))
@@ -103,7 +117,11 @@ class DeviceSetExtractor(nn.Module):
     def _actor(self, enc: th.Tensor, pooled: th.Tensor, mask: th.Tensor | None, glob: th.Tensor) -> th.Tensor:
         b, k = enc.shape[:2]
         z = self.psi(th.cat([enc, pooled[:, None, :].expand(b, k, pooled.shape[-1])], dim=-1))
-        latent = (z if mask is None else th.cat([z, mask], dim=-1)).reshape(b, -1)
+        if self.row_outputs:
+            out = self.row_head(z)
+            latent = (out if mask is None else th.where(mask > 0.5, out, self.row_pinned)).reshape(b, -1)
+        else:
+            latent = (z if mask is None else th.cat([z, mask], dim=-1)).reshape(b, -1)
         return th.cat([pooled, glob, latent], dim=1) if self.cell_latent else latent
 
     def forward_actor(self, obs: th.Tensor) -> th.Tensor:
