@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "the greedy's throughput on the held-out episodes (aligned with the long-run Σ N / Σ T); "
                          "per-device, N/T divided by the cell's K (the same best lengths, every cell weighted alike); "
                          "counterfactual, the gain in the cell's throughput over the policy's own deterministic "
-                         "action played on the same draws (agents.envs.CounterfactualReward; the batched cells env "
-                         "only). Default: the id's (goodput unless agents.defaults says otherwise)")
+                         "action played on the same draws (agents.envs.CounterfactualReward). Default: the id's "
+                         "(goodput unless agents.defaults says otherwise)")
     tr.add_argument("--policy", choices=("mlp", "set", "budget"), default=None,
                     help="mlp: an MLP over the flat observation; set: one network shared by every device with a "
                          "pooled cell summary (agents/setpolicy.py); budget: the same network deciding a drafting-time "
@@ -202,10 +202,9 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     cells = hasattr(cfg, "k_range")
     if args.policy == "budget" and not cells:
         ap.error(f"--policy budget needs the cell generator's env (msenv/MultiSpin-Cells-v0), not {args.env_id}")
-    if args.reward == "counterfactual" and not (cells and cfg.is_paper_scenario and args.vec_env == "batched"
-                                                and args.frame_stack == 1):
-        ap.error("--reward counterfactual needs the batched cells env: --env-id msenv/MultiSpin-Cells-v0 in the paper "
-                 "scenario, --vec-env batched, --frame-stack 1")
+    if args.reward == "counterfactual" and args.frame_stack != 1:
+        ap.error(f"--reward counterfactual needs --frame-stack 1 (got {args.frame_stack}): its reference is the "
+                 "policy's action on the current observation")
     if args.log_dir is None:
         args.log_dir = default_log_dir(args.env_id, args.quick)
     _check_writable(ap, args.log_dir)

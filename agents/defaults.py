@@ -13,11 +13,16 @@ from typing import Any
 ID_DEFAULTS: dict[str, dict[str, Any]] = {
     "msenv/MultiSpin-Hetero-v0": {"policy": "set", "timesteps": 1_000_000},
     "msenv/MultiSpin-Hetero-DR-v0": {"policy": "set"},
-    "msenv/MultiSpin-Cells-v0": {"policy": "set", "timesteps": 1_000_000},
+    "msenv/MultiSpin-Cells-v0": {"policy": "budget", "reward": "counterfactual", "timesteps": 500_000},
 }
 #: env id → config fields the id trains on unless the command line sets them (``--set`` or a flag).
 #: The fields of one group go together: setting any of them leaves the whole group to the user.
-ID_CONFIG: dict[str, tuple[dict[str, Any], ...]] = {}
+ID_CONFIG: dict[str, tuple[dict[str, Any], ...]] = {
+    # the generalist trains on cells of 5 to 200 devices, small ones as common as large ones, 20
+    # rounds each (five times the cells per update of the id's 100-round episodes)
+    "msenv/MultiSpin-Cells-v0": ({"k_range": (5, 200), "k_max": 200, "k_law": "log_uniform"},
+                                 {"episode_length": 20}),
+}
 #: env id → controllers train.py's final table adds to its baselines (the best known rival there)
 ID_BASELINES: dict[str, tuple[str, ...]] = {
     "msenv/MultiSpin-Hetero-v0": ("local-search",),

@@ -142,7 +142,7 @@ class CounterfactualReward(VecEnvWrapper):
     action makes against the reference, so every cell weighs alike whatever its size, and the
     round's luck (fading, acceptance draws) — shared by both actions — cancels. The reference does
     not depend on the played action, so the policy gradient stays unbiased. Needs a venv with
-    ``what_if`` (the batched cells env, :class:`~agents.budget.BudgetActions` over it).
+    ``what_if`` (the batched envs' one, or each single env's: :func:`what_if`).
 
     ``passthrough=True`` leaves the env's reward as it is (an evaluation env wrapped like the
     training env, as SB3's ``EvalCallback`` needs for its normalisation statistics)."""
@@ -166,7 +166,7 @@ class CounterfactualReward(VecEnvWrapper):
             return
         if self.reference is None:
             raise RuntimeError("CounterfactualReward.reference is not set: give it the reference policy (obs → actions)")
-        self._ref = self.venv.what_if(self.reference(self._obs))
+        self._ref = what_if(self.venv, self.reference(self._obs))
         self.venv.step_async(actions)
 
     def step_wait(self):
@@ -184,6 +184,18 @@ class CounterfactualReward(VecEnvWrapper):
         self._sums[:, done] = 0.0
         self._obs = obs
         return obs, out.astype(np.float32), done, infos
+
+
+def what_if(venv: VecEnv, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens [n], latency [n]) that ``actions`` would get in each sub-env's coming round, on the
+    draws its step will use: the VecEnv's own ``what_if`` (the batched envs, and wrappers that map
+    actions), else each single env's (:meth:`msenv.MultiSpinEnv.what_if`, through SB3's
+    ``env_method``)."""
+    if hasattr(venv, "what_if"):
+        return venv.what_if(actions)
+    out = [venv.env_method("what_if", actions[i], indices=[i])[0] for i in range(venv.num_envs)]
+    tokens, latency = zip(*out)
+    return np.asarray(tokens, dtype=np.float64), np.asarray(latency, dtype=np.float64)
 
 
 def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched",
@@ -214,9 +226,19 @@ def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind
 
 def attach_reference(venv: VecEnv, model) -> None:
     """Give the :class:`CounterfactualReward` in ``venv``'s wrapper chain (if any) its reference:
-    ``model``'s deterministic action for the observation, as the policy is at each step."""
+    ``model``'s deterministic action for the observation, as the policy is at each step (the
+    observation normalised as the model sees it, when a ``VecNormalize`` above does so)."""
+    top, norm = model.get_env(), None
+    while top is not None and norm is None:
+        norm = top if isinstance(top, VecNormalize) and top.norm_obs else None
+        top = getattr(top, "venv", None)
+
+    def reference(obs):
+        x = norm.normalize_obs(obs) if norm is not None else obs
+        return model.policy.predict(x, deterministic=True)[0]
+
     while venv is not None:
         if isinstance(venv, CounterfactualReward):
-            venv.reference = lambda obs: model.policy.predict(obs, deterministic=True)[0]
+            venv.reference = reference
             return
         venv = getattr(venv, "venv", None)

@@ -6,10 +6,10 @@
    VecNormalize, ``agents.ppo.DEFAULT_PPO``, one torch thread), SB3's stock ``MlpPolicy`` vs
    ``agents.distributions.MultiSpinPolicy`` (what ``agents.ppo.make_ppo`` builds), alternated.
 2. SB3 PPO (stock ``MlpPolicy``, SB3 defaults) on 8 ``make_vec_env`` envs: msenv vs CartPole-v1.
-3. The cell generator (``msenv/MultiSpin-Cells-v0``, what ``train.py --env-id`` builds: the
-   device-set policy on 16 batched cells envs) against the paper id (the main job's MLP, and the
-   set policy), ``learn()`` steps/s alternated; and the cells env alone, 16 sub-envs, the
-   batched :class:`msenv.cells_vector.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
+3. The cell generator (``msenv/MultiSpin-Cells-v0``) as ``train.py --env-id`` builds it with the
+   id's defaults, and as 0.5.0 did (the set policy on K ≤ 50), against the paper id (the main
+   job's MLP), ``learn()`` steps/s alternated; and the cells env alone, 16 sub-envs, the batched
+   :class:`msenv.cells_vector.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
 """
 
 from __future__ import annotations
@@ -65,19 +65,31 @@ def make_vec_env_rates(steps: int, repeats: int) -> dict[str, list[float]]:
 
 
 def cells_rates(steps: int, repeats: int) -> dict[str, list[float]]:
-    from agents.envs import make_vec_env, normalize
+    """``learn()`` steps/s of the Cells id as ``train.py --env-id msenv/MultiSpin-Cells-v0`` builds it
+    with its defaults (:mod:`agents.defaults`: the budget policy, the counterfactual reward, the id's
+    training cells), of the 0.5.0 defaults (the set policy on the goodput, K ~ U{5 … 50}) and of the
+    paper id (the main job's MLP), alternated."""
+    from agents.defaults import id_config, id_defaults
+    from agents.envs import attach_reference, normalize, training_env
     from agents.ppo import make_ppo
     from agents.setpolicy import set_layout
     from msenv import SystemConfig, env_config
 
-    paper, cells = SystemConfig(), env_config("msenv/MultiSpin-Cells-v0")
-    runs = {"paper id, MLP": (paper, "mlp"), "paper id, set policy": (paper, "set"), "Cells id, set policy": (cells, "set")}
+    cells_id = "msenv/MultiSpin-Cells-v0"
+    opts = id_defaults(cells_id)
+    runs = {"paper id, MLP": (SystemConfig(), "mlp", None),
+            "Cells id, 0.5.0 set policy": (env_config(cells_id), "set", None),
+            "Cells id, train.py defaults": (env_config(cells_id, **id_config(cells_id, {})), opts.get("policy", "mlp"),
+                                            opts.get("reward"))}
     out: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
-        for name, (cfg, policy) in runs.items():
-            venv = normalize(make_vec_env(cfg, 16, 0), gamma=0.0, norm_obs=policy != "set")
-            kw = {"policy_kwargs": set_layout(cfg)} if policy == "set" else {}
-            out[name].append(_learn_rate(make_ppo(venv, seed=0, policy=policy, **kw), steps))
+        for name, (cfg, policy, reward) in runs.items():
+            raw = training_env(cfg, 16, 0, policy=policy, reward=reward)
+            set_like = policy in ("set", "budget")
+            kw = {"policy_kwargs": set_layout(cfg)} if set_like else {}
+            model = make_ppo(normalize(raw, gamma=0.0, norm_obs=not set_like), seed=0, policy=policy, **kw)
+            attach_reference(raw, model)
+            out[name].append(_learn_rate(model, steps))
     return out
 
 
@@ -138,10 +150,10 @@ def _print_cells(args) -> None:
     r = cells_rates(args.steps, args.repeats)
     print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, 1 torch thread:")
     for name, rates in r.items():
-        print(f"  {name:<21}: {', '.join(f'{x:,.0f}' for x in rates)} steps/s")
-    c, m, st = (np.array(r[n]) for n in ("Cells id, set policy", "paper id, MLP", "paper id, set policy"))
-    print(f"  Cells / paper MLP per run: {', '.join(f'{x:.2f}' for x in c / m)}×;"
-          f" Cells / paper set policy: {', '.join(f'{x:.2f}' for x in c / st)}×")
+        print(f"  {name:<28}: {', '.join(f'{x:,.0f}' for x in rates)} steps/s")
+    m = np.array(r["paper id, MLP"])
+    for name in ("Cells id, train.py defaults", "Cells id, 0.5.0 set policy"):
+        print(f"  {name} / paper id's MLP per run: {', '.join(f'{x:.2f}' for x in np.array(r[name]) / m)}×")
     e = cells_env_rates(max(args.steps // 64, 50), args.repeats)
     b, s = np.array(e["batched"]), np.array(e["stepped (SyncVectorEnv)"])
     print("the Cells env alone, 16 sub-envs, draft length 3 everywhere:")

@@ -281,6 +281,13 @@ class MultiSpinCellsEnv(gym.Env):
         info["num_devices"] = k
         return self._observe(obs), reward, term, trunc, info
 
+    def what_if(self, action) -> tuple[float, float]:
+        """:meth:`MultiSpinEnv.what_if` of the current cell (``action``: [k_max], padding ignored)."""
+        if self._inner is None:
+            raise RuntimeError("call reset() before what_if()")
+        a = validate_action(action, self.config.base, num_devices=self.config.k_max)
+        return self._inner.what_if(a[: self.cell.num_devices])
+
     def _observe(self, obs: np.ndarray) -> np.ndarray:
         return pad_observation(obs, self.cell, self._inner.state.t_draft[0], self.config.k_max)
 

@@ -204,6 +204,22 @@ class MultiSpinEnv(gym.Env):
         reward = info["goodput"] * cfg.reward_scale
         return F.observe(self._state, cfg)[0], reward, False, truncated, info
 
+    def what_if(self, action) -> tuple[float, float]:
+        """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
+        coming round would give with draft lengths ``action`` — on the very draws the next
+        :meth:`step` will use, whatever it plays (goodput = tokens / latency). Nothing changes: the
+        generator is put back where it was. A simulator's privilege, for a learner's control
+        variate; not something a server could observe."""
+        if self._state is None:
+            raise RuntimeError("call reset() before what_if()")
+        gamma = F.validate_action(action, self.config)
+        gen = self.np_random.bit_generator
+        saved = gen.state
+        u = self.np_random.random(out=np.empty_like(self._u_step))
+        gen.state = saved
+        _, res = F.step_state(u, self._state, gamma[None], self.config)
+        return float(res.total_tokens[0]), float(res.latency[0])
+
     @property
     def context(self) -> F.RoundContext:
         """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what

@@ -78,10 +78,8 @@ class SB3VecEnv(VecEnv):
     def what_if(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The wrapped env's counterfactual round on common random numbers — (tokens [n], latency
         [n]) of ``actions`` on the draws the coming step will use
-        (:meth:`msenv.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
-        if not hasattr(self.venv, "what_if"):
-            raise TypeError(f"{type(self.venv).__name__} has no counterfactual evaluation (what_if); allowed: the "
-                            "batched cells vector env, MultiSpinCellsVectorEnv")
+        (:meth:`msenv.vector.MultiSpinVectorEnv.what_if`,
+        :meth:`msenv.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
         return self.venv.what_if(np.asarray(actions).reshape(self.num_envs, -1))
 
     def close(self) -> None:

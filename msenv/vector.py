@@ -132,6 +132,27 @@ class MultiSpinVectorEnv(VectorEnv):
         self._state = state
         return F.observe(state, cfg), rewards, terminated, truncated, info
 
+    def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """Counterfactual evaluation on common random numbers: the tokens [N] and the latency (s)
+        [N] each sub-env's coming round would give with draft lengths ``actions`` [N, K] — on the
+        draws its next :meth:`step` will use, whatever that step plays; every generator is put back
+        where it was (see :meth:`msenv.MultiSpinEnv.what_if`). A sub-env whose next step is a
+        reset (next-step autoreset) plays no round: 0 tokens, latency 0."""
+        if self._state is None:
+            raise RuntimeError("call reset() before what_if()")
+        cfg, n = self.config, self.num_envs
+        gamma = F.validate_action(actions, cfg, batch=n)
+        playing = np.ones(n, dtype=bool)
+        if self.metadata["autoreset_mode"] != AutoresetMode.SAME_STEP:
+            playing = ~self._autoreset
+        saved = [g.bit_generator.state for g in self._gens]
+        u = self._draw(self._n_step, np.flatnonzero(playing))
+        for g, st in zip(self._gens, saved):
+            g.bit_generator.state = st
+        _, res = F.step_state(u, self._state, gamma, cfg)
+        tokens = res.total_tokens if res.total_tokens is not None else res.tokens.sum(axis=-1)
+        return np.where(playing, tokens, 0.0), np.where(playing, res.latency, 0.0)
+
     def _info(self, res, mask: np.ndarray) -> dict[str, Any]:
         info: dict[str, Any] = {}
         for key in _PER_DEVICE + ("t_draft", "t_verify", "t_com", "latency", "goodput"):

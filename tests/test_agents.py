@@ -214,6 +214,28 @@ def test_set_overrides_any_field_and_each_id_has_its_own_default_folder(tmp_path
     assert train.parse([])[0].log_dir == "runs/ppo-MultiSpin-v0"
 
 
+def test_the_cells_id_trains_on_its_own_cells_unless_told_otherwise(tmp_path, monkeypatch, capsys):
+    """agents.defaults: the Cells id's policy, reward, steps and training cells; a group of config
+    fields the command line touches is left to it whole."""
+    import train
+
+    monkeypatch.chdir(tmp_path)
+    cells = ["--env-id", "msenv/MultiSpin-Cells-v0"]
+    args, cfg = train.parse(cells)
+    assert (args.policy, args.reward, args.timesteps) == ("budget", "counterfactual", 500_000)
+    assert (cfg.k_range, cfg.k_max, cfg.k_law, cfg.episode_length) == ((5, 200), 200, "log_uniform", 20)
+    _, cfg = train.parse([*cells, "--set", "k_range=[5,50]"])
+    assert (cfg.k_range, cfg.k_max, cfg.k_law, cfg.episode_length) == ((5, 50), 50, "uniform", 20)
+    args, cfg = train.parse([*cells, "--episode-length", "7", "--policy", "set", "--reward", "goodput"])
+    assert (cfg.k_range, cfg.episode_length, args.policy, args.reward) == ((5, 200), 7, "set", "goodput")
+    for argv, msg in (([*cells, "--frame-stack", "2"], "--reward counterfactual needs --frame-stack 1"),
+                      (["--policy", "budget"], "--policy budget needs the cell generator"),
+                      ([*cells, "--bc-init", "fixed-3"], "--bc-init needs --policy mlp or set")):
+        with pytest.raises(SystemExit):
+            train.parse(argv)
+        assert msg in capsys.readouterr().err
+
+
 def test_make_ppo_is_exported():
     from agents import make_ppo
     from agents.ppo import make_ppo as direct
@@ -362,19 +384,21 @@ def test_train_quick_on_hetero_uses_the_ids_defaults(tmp_path):
 
 
 def test_train_quick_on_the_cell_generator_then_resume(tmp_path):
-    """train.py on the Cells id: the masked set policy (mean and max pooling), a CellConfig saved with
-    the agent and the checkpoint; a stopped run resumes from it; the agent acts in a larger cell."""
+    """train.py on the Cells id with the id's defaults: the budget policy on the counterfactual
+    reward, a CellConfig saved with the agent and the checkpoint; a stopped run resumes from it;
+    the agent acts in a larger cell."""
     out = tmp_path / "c"
     common = ["--no-progress", "--log-dir", str(out)]
     r = _run(["train.py", "--quick", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", "k_range=[2,4]", "k_max=4",
               "--timesteps", "512", "--eval-freq", "256", "--checkpoint-freq", "512", *common])
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads((out / "comparison.json").read_text())
-    assert data["config"]["k_range"] == [2, 4] and data["args"]["policy"] == "set"
+    assert data["config"]["k_range"] == [2, 4] and data["args"]["policy"] == "budget"
+    assert data["args"]["reward"] == "counterfactual"
     r = _run(["train.py", "--resume", str(out), "--timesteps", "1024", "--no-progress"])
     assert r.returncode == 0, r.stderr[-2000:]
     agent = load_agent(out / "agent")
-    assert agent.policy.masked and agent.policy.pooling == "mean"
+    assert agent.policy.masked and agent.policy.layout.n_levels == 4 * agent.config.gamma_max + 1
     env = MultiSpinCellsEnv(agent.config.replace(k_range=(9, 9), k_max=9))
     obs, _ = env.reset(seed=0)
     assert agent.act(env.context, obs).shape == (9,)

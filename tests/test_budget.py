@@ -174,3 +174,52 @@ def test_budget_layout_refuses_a_single_cell_config():
 
     with pytest.raises(ValueError, match="cell generator"):
         budget_layout(SystemConfig())
+
+
+@pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Dynamic-v0"])
+def test_single_and_paper_vector_envs_answer_what_if_without_changing_anything(env_id):
+    """The single env puts its generator back; the paper ids' batched env too: what_if(a) is the
+    step's (tokens, latency) for a, and a twin that never asks sees the same trajectory — in the
+    paper scenario and under the model §11 dynamics (whose next state depends on the action)."""
+    import gymnasium as gym
+
+    from msenv.vector import MultiSpinVectorEnv
+
+    asked, plain = gym.make(env_id, num_devices=6), gym.make(env_id, num_devices=6)
+    asked.reset(seed=3), plain.reset(seed=3)
+    cfg = asked.unwrapped.config
+    vec_a, vec_p = MultiSpinVectorEnv(3, cfg, autoreset_mode="same_step"), MultiSpinVectorEnv(3, cfg, autoreset_mode="same_step")
+    vec_a.reset(seed=8), vec_p.reset(seed=8)
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        act = rng.integers(0, 12, 6)
+        asked.unwrapped.what_if(rng.integers(0, 12, 6))
+        tokens, latency = asked.unwrapped.what_if(act)
+        a, b = asked.step(act), plain.step(act)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1] and latency == b[4]["latency"] and tokens == b[4]["tokens"].sum()
+        acts = rng.integers(0, 12, (3, 6))
+        vec_a.what_if(rng.integers(0, 12, (3, 6)))
+        tok, lat = vec_a.what_if(acts)
+        va, vp = vec_a.step(acts), vec_p.step(acts)
+        np.testing.assert_array_equal(va[0], vp[0])
+        np.testing.assert_array_equal(va[1], vp[1])
+        np.testing.assert_array_equal(lat, vp[4]["latency"])
+        np.testing.assert_array_equal(tok, vp[4]["tokens"].sum(axis=1))
+
+
+def test_the_counterfactual_reward_is_the_same_through_single_envs():
+    """DummyVecEnv of single cell envs (each env's what_if through SB3's env_method) and the
+    batched cells env give the same counterfactual rewards on the same seeds."""
+    cells = _cells(2, 7)
+    ref = lambda obs: np.full((3, 7), 3)  # noqa: E731
+    fast = CounterfactualReward(make_vec_env(cells, 3, 21, "batched"), reference=ref)
+    slow = CounterfactualReward(make_vec_env(cells, 3, 21, "dummy"), reference=ref)
+    np.testing.assert_array_equal(fast.reset(), slow.reset())
+    rng = np.random.default_rng(5)
+    for _ in range(12):
+        act = rng.integers(0, 9, (3, 7))
+        (o1, r1, d1, _), (o2, r2, d2, _) = fast.step(act), slow.step(act)
+        np.testing.assert_array_equal(o1, o2)
+        np.testing.assert_allclose(r1, r2, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(d1, d2)

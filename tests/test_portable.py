@@ -88,20 +88,24 @@ def test_a_crafted_pickle_in_an_agent_directory_is_never_executed(tmp_path):
 
 
 def test_portable_decisions_equal_the_sb3_policy_mode_of_the_committed_agent():
-    import gymnasium as gym
-
     import msenv  # noqa: F401
     from agents import load_agent
+
+    from agents.budget import budget_lengths
+    from msenv.cells import make_env
 
     with_sb3 = [p for p in COMMITTED if (p / "model.zip").exists()]  # the leaderboard's agents ship portable files only
     assert with_sb3
     for path in with_sb3:
         portable, sb3 = load_agent(path), load_agent(path, sb3=True)
-        env = gym.make(json.loads((path / "agent.json").read_text()).get("env_id", "msenv/MultiSpin-Cells-v0"))
+        env = make_env(portable.config)  # the env the agent was trained in (its k_max)
         for seed in range(4):
             obs, _ = env.reset(seed=seed)
             x = sb3.normalize(obs).astype(np.float32)
             mode, _ = sb3.model.predict(x, deterministic=True)
+            layout = getattr(portable.policy, "layout", None)
+            if layout is not None:  # a budget agent decides a level and bits: its draft lengths from them
+                mode = budget_lengths(mode[None, 0], mode[None, 1:], obs[None], layout)[0]
             assert np.array_equal(portable.predict(obs)[0], mode)
 
 
@@ -128,6 +132,22 @@ def test_broken_portable_files_are_refused_naming_the_file(tmp_path):
     (agent_dir / "agent.json").write_text(json.dumps({**doc, "policy": {**doc["policy"], "hidden": 3}}))
     with pytest.raises(ValueError, match="hidden"):
         load_agent(agent_dir)
+
+
+def test_broken_budget_agents_are_refused_naming_the_field(tmp_path):
+    """A budget agent's own layout fields: gamma_max, per_token, masked, the level network."""
+    from agents import load_agent
+
+    budget = [p for p in COMMITTED if json.loads((p / "agent.json").read_text())["kind"] == "budget"]
+    assert budget, "no committed budget agent"
+    agent_dir = tmp_path / "agent"
+    shutil.copytree(budget[0], agent_dir)
+    doc = json.loads((budget[0] / "agent.json").read_text())
+    for field, value, match in (("gamma_max", 0, "gamma_max=0"), ("per_token", "4", "per_token='4'"),
+                                ("masked", False, "masked=false"), ("level", 1, "level")):
+        (agent_dir / "agent.json").write_text(json.dumps({**doc, "policy": {**doc["policy"], field: value}}))
+        with pytest.raises(ValueError, match=match):
+            load_agent(agent_dir)
 
 
 def test_an_old_agent_without_portable_files_is_refused_with_the_way_to_convert_it(tmp_path):
