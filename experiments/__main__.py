@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget} [options]``."""
 
 from __future__ import annotations
 
@@ -8,17 +8,19 @@ import time
 
 from baselines.parallel import connect_or_exit
 
-from . import cells, hetero, tables
+from . import budget, cells, hetero, tables
 from .figures import FIGURES, run_figure
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells"],
+    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
+                                       "budget"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
-                         "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 200)")
+                         "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
+                         "best budget action against the best model-based action)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -31,9 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "(e.g. ray://head:10001); same results as a local run")
     ap.add_argument("--quick", action="store_true", help="small sweep for tests")
     ap.add_argument("--agent", nargs="*", default=[], metavar="DIR",
-                    help="fig11 / dynamics / hetero / cells: a trained agent's directory (adds a PPO row); table: any number")
+                    help="fig11 / dynamics / hetero / cells: a trained agent's directory (adds a PPO row); table: any "
+                         "number; cells: any number of LABEL=DIR (a plain DIR is the 'generalist')")
     ap.add_argument("--mlp-agent", default=None, metavar="DIR",
                     help="cells: a per-K MLP agent of the paper cell at K = 20 (train.py's runs/ppo-MultiSpin-v0/agent)")
+    ap.add_argument("--ks", type=int, nargs="+", default=None, metavar="K",
+                    help="cells: only these numbers of devices (default 5 10 20 50 100 200 400)")
+    ap.add_argument("--kinds", nargs="+", default=None, metavar="TYPE",
+                    help="cells: only these cell types (default all: " + ", ".join(cells.CELL_TYPES) + ")")
     ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
     ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
     ap.add_argument("--no-progress", action="store_true")
@@ -44,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: the subcommands that play a trained agent (--agent); cells also takes --mlp-agent
-AGENT_USERS = ("fig11", "all", "dynamics", "hetero", "cells", "table")
+AGENT_USERS = ("fig11", "all", "dynamics", "hetero", "cells", "table", "budget")
 
 
 def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -74,8 +81,12 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             ap.error(f"--gamma-max {args.gamma_max} is invalid ({e})")
     if args.agent and args.figure not in AGENT_USERS:
         ap.error(f"--agent is not used by {args.figure}; allowed with: {', '.join(AGENT_USERS)}")
-    if len(args.agent) > 1 and args.figure != "table":
-        ap.error(f"--agent takes one directory for {args.figure} (several only for table)")
+    if len(args.agent) > 1 and args.figure not in ("table", "cells"):
+        ap.error(f"--agent takes one directory for {args.figure} (several only for table and cells)")
+    if args.figure != "cells":
+        for name in ("ks", "kinds"):
+            if getattr(args, name) is not None:
+                ap.error(f"--{name} is not used by {args.figure}; allowed with: cells")
     if args.mlp_agent is not None and args.figure != "cells":
         ap.error(f"--mlp-agent is not used by {args.figure}; allowed with: cells")
     if args.figure == "table":
@@ -88,15 +99,41 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         for path in args.agent:
             _check_agent(ap, "--agent", path, configs)
     elif args.figure == "cells":
-        _check_agent(ap, "--agent", args.agent[0] if args.agent else cells.DEFAULT_AGENT, [
-            cells.cell_config(kind, k, args.rounds) for kind in cells.CELL_TYPES for k in cells.KS
-            if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
+        for k in args.ks or ():
+            if k < 1:
+                ap.error(f"--ks {k} is invalid; allowed: integers ≥ 1")
+        for kind in args.kinds or ():
+            if kind not in cells.CELL_TYPES:
+                ap.error(f"--kinds {kind!r} is not a cell type; allowed: {', '.join(cells.CELL_TYPES)}")
+        try:
+            table = cells_agents(args.agent)
+        except ValueError as e:
+            ap.error(f"--agent: {e}")
+        for label, path in table.items():
+            _check_agent(ap, f"--agent ({label})", path, [
+                cells.cell_config(kind, k, args.rounds) for kind in args.kinds or cells.CELL_TYPES
+                for k in args.ks or cells.KS if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
         if args.mlp_agent is not None:
             # run_point plays it on the paper cell's single-cell env at K = 20
             _check_agent(ap, "--mlp-agent", args.mlp_agent,
                          [cells.cell_config("paper", 20, args.rounds).base.replace(num_devices=20)])
     elif args.agent:
         _check_agent(ap, "--agent", args.agent[0], _agent_configs(ap, args))
+
+
+def cells_agents(specs: list[str]) -> dict[str, str]:
+    """The agents of the cells sweep: ``[LABEL=]DIR`` entries (an unlabelled one is the
+    ``generalist``); none: the committed generalist."""
+    if not specs:
+        return {"generalist": cells.DEFAULT_AGENT}
+    out: dict[str, str] = {}
+    for spec in specs:
+        label, sep, path = spec.partition("=")
+        label, path = (label, path) if sep else ("generalist", spec)
+        if not label or not path or label in out:
+            raise ValueError(f"{spec!r}: give LABEL=DIR with a label of its own (one entry may be a plain DIR)")
+        out[label] = path
+    return out
 
 
 def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list:
@@ -118,6 +155,8 @@ def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> lis
                      + (f"no point has K = {k}" if k else "a cell generator's agent has no K")
                      + f"; allowed: an agent trained at K in {', '.join(map(str, ks))}")
         return [j.config for j in jobs]
+    if args.figure == "budget":
+        return [cells.cell_config(kind, k, 2) for kind in budget.KINDS for k in budget.KS]
     from .figures import FIGURES, QUICK, fig11_jobs
 
     params = {**FIGURES["fig11"][1], **(QUICK["fig11"] if args.quick else {})}  # as run_figure builds them
@@ -145,13 +184,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
-                      "cells": cells.EPISODES}.get(
+                      "cells": cells.EPISODES, "budget": budget.EPISODES}.get(
             args.figure, 50)
     if args.rounds is None:
         args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS}.get(
             args.figure, 10)
     if args.seed is None:
-        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED}.get(args.figure, 0)
+        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED}.get(
+            args.figure, 0)
     check_args(ap, args)
     agent = args.agent[0] if args.agent else None
     connect_or_exit(ap, args.ray)
@@ -166,11 +206,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.figure == "cells":
         try:
-            cells.run_cells(args.out, args.drops, args.rounds, args.seed, args.workers,
-                            agent if args.agent else cells.DEFAULT_AGENT, args.mlp_agent, args.quick,
-                            progress=not args.no_progress, ray_address=args.ray)
+            cells.run_cells(args.out, args.drops, args.rounds, args.seed, args.workers, cells_agents(args.agent),
+                            args.mlp_agent, args.quick, progress=not args.no_progress, ray_address=args.ray,
+                            ks=tuple(args.ks) if args.ks else None, kinds=tuple(args.kinds) if args.kinds else None)
         except ValueError as e:
             ap.error(str(e))
+        return 0
+    if args.figure == "budget":
+        budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,
+                          agent=agent or cells.DEFAULT_AGENT)
         return 0
     if args.figure == "hetero":
         from .hetero import run_hetero

@@ -161,3 +161,18 @@ def test_cells_experiment_quick(tmp_path):
     assert {"greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform", "local-search"} <= labels
     assert ("generalist" in labels) == (agent is not None)
     assert (tmp_path / "cells.png").stat().st_size > 10_000 and (tmp_path / "cells_decision_time.png").exists()
+
+
+def test_budget_shape_experiment_quick(tmp_path, capsys):
+    """The budget action's shape loses (almost) nothing against the local search on the quick
+    points: the best budget action with the search's devices on scores ≥ 0.99 of it, on the same
+    SAA samples; the CSV is written."""
+    from experiments.budget import run_budget
+
+    rows = run_budget(tmp_path, quick=True, workers=1)
+    assert len(rows) == 4 and (tmp_path / "budget.csv").exists()
+    for r in rows:
+        assert r["model"] == "local-search" and r["budget_same_devices"] >= 0.99, r
+        assert 0 <= r["best_level"] <= 80
+    assert all(r["agent"] > 0.9 and 0 <= r["agent_level"] <= 80 for r in rows)  # the committed generalist decides
+    assert "best budget / local-search" in capsys.readouterr().out
