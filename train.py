@@ -93,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "pooled cell summary (agents/setpolicy.py); budget: the same network deciding a drafting-time "
                          "budget per cell and which devices draft (agents/budget.py; the cell generator only). "
                          "Default: the id's (mlp unless agents.defaults says otherwise)")
+    tr.add_argument("--policy-kwargs", metavar="JSON", default=None,
+                    help="the policy's keyword arguments as a JSON object, e.g. '{\"hidden\": 32}' or "
+                         "'{\"pooling\": \"meanmax\"}' for the set and budget policies (SB3's policy_kwargs)")
     tr.add_argument("--bc-init", metavar="CONTROLLER", default=None,
                     help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. greedy-saa")
     tr.add_argument("--bc-episodes", type=int, default=300, help="episodes the --bc-init controller plays (default 300)")
@@ -172,6 +175,15 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             ap.error(f"--bc-init needs --frame-stack 1 (got {args.frame_stack})")
         if args.policy == "budget":
             ap.error("--bc-init needs --policy mlp or set (a controller's draft lengths are not budget actions)")
+    if args.policy_kwargs is not None:
+        import json
+
+        try:
+            kw = json.loads(args.policy_kwargs)
+        except ValueError as e:
+            ap.error(f"--policy-kwargs {args.policy_kwargs!r} is not JSON ({e})")
+        if not isinstance(kw, dict):
+            ap.error(f"--policy-kwargs {args.policy_kwargs!r} is invalid; allowed: a JSON object of keyword arguments")
     if args.action_prior is not None and args.action_prior < 0:
         ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a number ≥ 0")
     overrides: dict[str, Any] = {}
@@ -200,6 +212,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         except ValueError as e:
             ap.error(f"--bc-init: {e}")
     cells = hasattr(cfg, "k_range")
+    if args.policy_kwargs is not None:  # refused now, not after the baselines' minutes
+        from agents.ppo import check_policy_kwargs
+
+        try:
+            check_policy_kwargs(cfg, args.policy or "mlp", ppo_overrides(args)["policy_kwargs"])
+        except (TypeError, ValueError) as e:
+            ap.error(f"--policy-kwargs {args.policy_kwargs}: {e}")
     if args.policy == "budget" and not cells:
         ap.error(f"--policy budget needs the cell generator's env (msenv/MultiSpin-Cells-v0), not {args.env_id}")
     if args.reward == "counterfactual" and args.frame_stack != 1:
@@ -269,6 +288,7 @@ def _parse_resume(ap: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
     saved.setdefault("set", [])  # checkpoints written before --set existed
     saved.setdefault("policy", None)  # … or --policy
     saved.setdefault("reward", "goodput")  # … or --reward
+    saved.setdefault("policy_kwargs", None)  # … or --policy-kwargs
     for name in RESUME_MUTABLE:
         if name == "timesteps" and args.timesteps is None:
             continue
@@ -296,6 +316,12 @@ def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
     for name in ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "action_prior", "policy"):
         if getattr(args, name) is not None:
             out[name] = getattr(args, name)
+    if getattr(args, "policy_kwargs", None):
+        import json
+
+        from agents.ppo import DEFAULT_PPO
+
+        out["policy_kwargs"] = {**DEFAULT_PPO["policy_kwargs"], **json.loads(args.policy_kwargs)}
     if "gamma" in out:
         out.setdefault("gae_lambda", 0.95 if out["gamma"] > 0 else 0.0)
     return out

@@ -249,6 +249,8 @@ class BudgetSetPolicy(MultiSpinPolicy):
             raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {k} device slots")
         if not masked:
             raise ValueError("masked=False is not allowed: the budget action reads the cell generator's masked rows")
+        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
+            raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
         size = observation_space.shape[0] - n_globals
         if size <= 0 or size % k:
             raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "

@@ -83,3 +83,28 @@ def set_action_prior(model: PPO, decay: float) -> None:
         bias = bias[: int(nvec[0])]
     with torch.no_grad():
         model.policy.action_net.bias.copy_(bias)
+
+
+def check_policy_kwargs(config, policy: str, policy_kwargs: dict) -> None:
+    """Build (and drop) the policy ``make_ppo(policy=...)`` would build for an env of ``config``
+    with ``policy_kwargs``: a bad or unknown keyword raises its ``ValueError`` / ``TypeError``
+    before any training starts."""
+    from msenv.cells import make_env
+
+    from .budget import budget_layout
+
+    env = make_env(config)
+    obs_space, act_space, kw = env.observation_space, env.action_space, dict(policy_kwargs)
+    cls = MultiSpinPolicy
+    if policy in ("set", "budget"):
+        from .budget import BudgetSetPolicy
+        from .setpolicy import DeviceSetPolicy, set_layout
+
+        kw.pop("net_arch", None)
+        kw = {**set_layout(config), **kw}
+        cls = DeviceSetPolicy if policy == "set" else BudgetSetPolicy
+        if policy == "budget":
+            from gymnasium import spaces
+
+            act_space = spaces.MultiDiscrete([budget_layout(config).n_levels] + [2] * config.k_max)
+    cls(obs_space, act_space, lambda _: 3e-4, **kw)

@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired} [options]``."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
-                                       "budget"],
+                                       "budget", "paired"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
-                         "best budget action against the best model-based action)")
+                         "best budget action against the best model-based action; 'paired' = the generalist against "
+                         "each rival, episode by episode, from a cells run's --out folder)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -211,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
                             ks=tuple(args.ks) if args.ks else None, kinds=tuple(args.kinds) if args.kinds else None)
         except ValueError as e:
             ap.error(str(e))
+        return 0
+    if args.figure == "paired":
+        try:
+            cells.write_paired(args.out)
+        except FileNotFoundError as e:
+            ap.error(f"--out {args.out}: no cells run there ({e.filename})")
         return 0
     if args.figure == "budget":
         budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,

@@ -138,6 +138,8 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
     write_json({"episodes": episodes, "rounds": rounds, "seed": seed, "workers": workers, "agent": agent_table(agent),
                 "mlp_agent": mlp_agent, "seconds": time.perf_counter() - t0, "summary": rows,
                 "episode_results": episodes_out}, out / "cells.json")
+    if "generalist" in agent_table(agent):
+        write_csv(paired_rows(episodes_out), out / "cells_paired.csv")
     plot_cells(rows, out)
     print(f"wrote {out / 'cells.csv'}, {out / 'cells.json'}, {out / 'cells.png'}, {out / 'cells_decision_time.png'} "
           f"({time.perf_counter() - t0:.0f} s)")
@@ -191,3 +193,56 @@ def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
     fig.tight_layout()
     fig.savefig(out / "cells_decision_time.png", dpi=110)
     plt.close(fig)
+
+
+def paired_rows(episodes: list[dict[str, Any]], agent: str = "generalist") -> list[dict[str, Any]]:
+    """The agent against each rival on the same episodes, per (cell type, K): the mean of the
+    per-episode ratios agent / rival of throughput and of real-time throughput, each with its
+    95% CI (Student's t over the episodes) — a paired comparison, tighter than two CIs side by
+    side. ``episodes``: the ``episode_results`` of ``cells.json``."""
+    from scipy import stats
+
+    by: dict[tuple, dict[str, dict[int, dict]]] = {}
+    for e in episodes:
+        by.setdefault((e["cell"], e["k"]), {}).setdefault(e["label"], {})[e["episode"]] = e
+    rows = []
+    for (cell, k), labels in by.items():
+        mine = labels.get(agent)
+        if mine is None:
+            continue
+        for rival, theirs in labels.items():
+            if rival == agent or rival.endswith("(timed only)") or rival not in RIVALS + ("local-search",):
+                continue
+            eps = sorted(set(mine) & set(theirs))
+            row = {"cell": cell, "k": k, "agent": agent, "rival": rival, "episodes": len(eps)}
+            for metric in ("throughput", "realtime_throughput"):
+                x = np.array([mine[e][metric] / theirs[e][metric] for e in eps])
+                half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
+                row[f"{metric}_ratio"], row[f"{metric}_ratio_ci95"] = float(x.mean()), half
+            rows.append(row)
+    return rows
+
+
+def write_paired(out: str | Path, agent: str = "generalist") -> list[dict[str, Any]]:
+    """``cells_paired.csv`` from ``out/cells.json`` (:func:`paired_rows`); prints, per point, the
+    rival the agent does worst against, on each metric, whether the 95% CI excludes parity, and
+    every rival it is behind (the CI below 1)."""
+    import json
+
+    out = Path(out)
+    rows = paired_rows(json.loads((out / "cells.json").read_text())["episode_results"], agent)
+    write_csv(rows, out / "cells_paired.csv")
+    for cell, k in dict.fromkeys((r["cell"], r["k"]) for r in rows):
+        pts = [r for r in rows if r["cell"] == cell and r["k"] == k]
+        parts = []
+        for metric, name in (("throughput", "long-run"), ("realtime_throughput", "real-time")):
+            w = min(pts, key=lambda r: r[f"{metric}_ratio"])
+            m, h = w[f"{metric}_ratio"], w[f"{metric}_ratio_ci95"]
+            verdict = "behind" if m + h < 1 else "ahead" if m - h > 1 else "level"
+            parts.append(f"{name} {m:.3f} ± {h:.3f} against {w['rival']} ({verdict})")
+            behind = [r["rival"] for r in pts if r[f"{metric}_ratio"] + r[f"{metric}_ratio_ci95"] < 1]
+            if behind:
+                parts[-1] += f", behind {', '.join(behind)}"
+        print(f"{cell:<14} K={k:<4} " + "; ".join(parts))
+    print(f"wrote {out / 'cells_paired.csv'}")
+    return rows

@@ -228,7 +228,13 @@ def test_the_cells_id_trains_on_its_own_cells_unless_told_otherwise(tmp_path, mo
     assert (cfg.k_range, cfg.k_max, cfg.k_law, cfg.episode_length) == ((5, 50), 50, "uniform", 20)
     args, cfg = train.parse([*cells, "--episode-length", "7", "--policy", "set", "--reward", "goodput"])
     assert (cfg.k_range, cfg.episode_length, args.policy, args.reward) == ((5, 200), 7, "set", "goodput")
+    args, _ = train.parse([*cells, "--policy-kwargs", '{"hidden": 32, "pooling": "meanmax"}'])
+    kw = train.ppo_overrides(args)["policy_kwargs"]
+    assert (kw["hidden"], kw["pooling"]) == (32, "meanmax")
     for argv, msg in (([*cells, "--frame-stack", "2"], "--reward counterfactual needs --frame-stack 1"),
+                      ([*cells, "--policy-kwargs", '{"hidden": 0}'], "hidden=0 is invalid"),
+                      ([*cells, "--policy-kwargs", '{"foo": 1}'], "unexpected keyword argument 'foo'"),
+                      ([*cells, "--policy-kwargs", "[1]"], "a JSON object"),
                       (["--policy", "budget"], "--policy budget needs the cell generator"),
                       ([*cells, "--bc-init", "fixed-3"], "--bc-init needs --policy mlp or set")):
         with pytest.raises(SystemExit):

@@ -238,9 +238,10 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
         "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
         "and the vector envs need: `k_max` device slots, the cell's devices first, the rest padding. One "
-        "policy that reads the devices as a set (`--policy set`, masked) acts in any cell; the committed "
-        "agent `agents/pretrained/cells` was trained here once, on K ≤ 50 "
-        "([results](../results/cells.md)).\n",
+        "policy that reads the devices as a set acts in any cell; the committed agent "
+        "`agents/pretrained/cells` was trained here once, on cells of 5 to 200 devices, deciding a "
+        "drafting-time budget per cell and which devices draft (`--policy budget`; "
+        "[results](../results/cells.md)).\n",
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
         f'env = gym.make("{env_id}")  # a new cell every episode\n'
         "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
