@@ -39,6 +39,7 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
 from msenv.observation import DS
+from msenv.sb3 import what_if
 
 from .distributions import MultiSpinPolicy
 from .setpolicy import DeviceSetExtractor, NumpySetPolicy
@@ -135,8 +136,6 @@ class BudgetActions(VecEnvWrapper):
         return obs, rew, done, infos
 
     def what_if(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        from .envs import what_if
-
         return what_if(self.venv, self.lengths(actions))
 
 

@@ -22,7 +22,7 @@ from msenv.cells import CellConfig, make_env
 from msenv.cells_vector import MultiSpinCellsVectorEnv
 from msenv.config import SystemConfig
 from msenv.env import SUMMARY_KEYS, RoundMetrics
-from msenv.sb3 import SB3VecEnv
+from msenv.sb3 import SB3VecEnv, what_if
 from msenv.vector import MultiSpinVectorEnv
 
 VEC_KINDS = ("batched", "subproc", "dummy")
@@ -142,7 +142,7 @@ class CounterfactualReward(VecEnvWrapper):
     action makes against the reference, so every cell weighs alike whatever its size, and the
     round's luck (fading, acceptance draws) — shared by both actions — cancels. The reference does
     not depend on the played action, so the policy gradient stays unbiased. Needs a venv with
-    ``what_if`` (the batched envs' one, or each single env's: :func:`what_if`).
+    ``what_if`` (the batched envs' one, or each single env's: :func:`msenv.sb3.what_if`).
 
     ``passthrough=True`` leaves the env's reward as it is (an evaluation env wrapped like the
     training env, as SB3's ``EvalCallback`` needs for its normalisation statistics)."""
@@ -184,18 +184,6 @@ class CounterfactualReward(VecEnvWrapper):
         self._sums[:, done] = 0.0
         self._obs = obs
         return obs, out.astype(np.float32), done, infos
-
-
-def what_if(venv: VecEnv, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(tokens [n], latency [n]) that ``actions`` would get in each sub-env's coming round, on the
-    draws its step will use: the VecEnv's own ``what_if`` (the batched envs, and wrappers that map
-    actions), else each single env's (:meth:`msenv.MultiSpinEnv.what_if`, through SB3's
-    ``env_method``)."""
-    if hasattr(venv, "what_if"):
-        return venv.what_if(actions)
-    out = [venv.env_method("what_if", actions[i], indices=[i])[0] for i in range(venv.num_envs)]
-    tokens, latency = zip(*out)
-    return np.asarray(tokens, dtype=np.float64), np.asarray(latency, dtype=np.float64)
 
 
 def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched",

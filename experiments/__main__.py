@@ -111,7 +111,7 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         except ValueError as e:
             ap.error(f"--agent: {e}")
         for label, path in table.items():
-            _check_agent(ap, f"--agent ({label})", path, [
+            _check_agent(ap, "--agent", path, [
                 cells.cell_config(kind, k, args.rounds) for kind in args.kinds or cells.CELL_TYPES
                 for k in args.ks or cells.KS if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
         if args.mlp_agent is not None:

@@ -6,6 +6,8 @@
 them with the last observation in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]``, and an ``"episode"`` entry (``r``, ``l``, ``t``) like
 SB3's ``VecMonitor`` writes, so ``ep_rew_mean`` is logged without another wrapper.
+:func:`what_if` asks any SB3 VecEnv of msenv envs for a counterfactual round on common random
+numbers (the batched envs in one call, single envs one by one).
 """
 
 from __future__ import annotations
@@ -102,4 +104,16 @@ class SB3VecEnv(VecEnv):
         return [wrapper_class is Monitor for _ in self._get_indices(indices)]
 
 
-__all__ = ["SB3VecEnv"]
+def what_if(venv: VecEnv, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens [n], latency [n]) that ``actions`` would get in each sub-env's coming round, on the
+    draws its step will use: the VecEnv's own ``what_if`` (the batched envs, and wrappers that map
+    actions), else each single env's (:meth:`msenv.MultiSpinEnv.what_if`, through SB3's
+    ``env_method``)."""
+    if hasattr(venv, "what_if"):
+        return venv.what_if(actions)
+    out = [venv.env_method("what_if", actions[i], indices=[i])[0] for i in range(venv.num_envs)]
+    tokens, latency = zip(*out)
+    return np.asarray(tokens, dtype=np.float64), np.asarray(latency, dtype=np.float64)
+
+
+__all__ = ["SB3VecEnv", "what_if"]

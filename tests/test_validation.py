@@ -131,17 +131,22 @@ def _first_obs(env_id, **kw):
     return env, obs
 
 
+def _generalist_width():
+    """The committed generalist's padded observation: k_max rows of 6 entries and 3 globals."""
+    return _generalist().config.k_max * 6 + 3
+
+
 @pytest.mark.parametrize("batch", [False, True])
 def test_generalist_predict_refuses_an_unpadded_observation(batch):
     _, obs = _first_obs("msenv/MultiSpin-v0", num_devices=5)
     x = np.stack([obs, obs]) if batch else obs
-    with pytest.raises(ValueError, match=r"shape \((2, 27|27,)\) does not fit; expected \(303,\)"):
+    with pytest.raises(ValueError, match=rf"shape \((2, 27|27,)\) does not fit; expected \({_generalist_width()},\)"):
         _generalist().predict(x)
 
 
 def test_generalist_predict_refuses_a_dynamic_observation():
     _, obs = _first_obs("msenv/MultiSpin-Dynamic-v0")
-    with pytest.raises(ValueError, match=r"shape \(162,\) does not fit; expected \(303,\)"):
+    with pytest.raises(ValueError, match=rf"shape \(162,\) does not fit; expected \({_generalist_width()},\)"):
         _generalist().predict(obs)
 
 
