@@ -113,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the resumable checkpoint every this many environment steps too (default 100000)")
     ev.add_argument("--resume", metavar="LOG_DIR", default=None,
                     help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
+    ev.add_argument("--baselines", nargs="+", metavar="NAME", default=None,
+                    help="the controllers of the held-out comparison, greedy-saa among them (it is the reference); "
+                         "default: %s, plus %s on a single cell with the model §11 dynamics (on a cell generator "
+                         "they are left out: at K = 100 one decision of bayes-saa takes minutes), plus the id's own "
+                         "(local-search on the Hetero ids)" % (" ".join(BASELINES), " ".join(DYNAMIC_BASELINES)))
     ev.add_argument("--workers", type=int, default=2, help="processes for the baseline evaluation (default 2)")
     ev.add_argument("--log-dir", default=None,
                     help="output directory (default runs/ppo-<id without 'msenv/'>[-quick], e.g. runs/ppo-MultiSpin-v0)")
@@ -211,6 +216,16 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             check_entries([Entry(args.bc_init, ControllerFactory(args.bc_init))], cfg)
         except ValueError as e:
             ap.error(f"--bc-init: {e}")
+    if args.baselines is not None:  # an unknown name or a fixed-<γ> beyond gamma_max: refused before any work
+        from baselines.evaluate import check_entries
+        from baselines.harness import parse_entry
+
+        if "greedy-saa" not in args.baselines:
+            ap.error(f"--baselines {' '.join(args.baselines)}: greedy-saa is missing; the comparison is relative to it")
+        try:
+            check_entries([parse_entry(n) for n in args.baselines], cfg)
+        except (KeyError, ValueError) as e:
+            ap.error(f"--baselines: {e.args[0] if e.args else e}")
     cells = hasattr(cfg, "k_range")
     if args.policy_kwargs is not None:  # refused now, not after the baselines' minutes
         from agents.ppo import check_policy_kwargs
@@ -428,6 +443,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return compare(args, cfg, run, base, trained)
 
 
+def default_baselines(env_id: str, cfg) -> tuple[str, ...]:
+    """The controllers of the held-out comparison unless ``--baselines`` names them: :data:`BASELINES`,
+    :data:`DYNAMIC_BASELINES` on a single cell with the model §11 dynamics (on a cell generator of
+    up to 200 devices they would take hours: one decision of bayes-saa at K = 100 takes minutes),
+    and the id's own (:func:`agents.defaults.id_baselines`)."""
+    from agents.defaults import id_baselines
+
+    dynamic = not cfg.is_paper_scenario and not hasattr(cfg, "k_range")
+    return BASELINES + (DYNAMIC_BASELINES if dynamic else ()) + id_baselines(env_id)
+
+
 def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Baselines:
     """Phase 1: the baselines on the held-out seeds (kept in the checkpoint: a resumed run reuses
     them) → the reference lines of TensorBoard and the plot. SIGINT/SIGTERM raise
@@ -440,9 +466,7 @@ def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Base
     if run.state.get("baselines"):
         results = [EpisodeStats(**r) for r in run.state["baselines"]]
     else:
-        from agents.defaults import id_baselines
-
-        names = BASELINES + (() if cfg.is_paper_scenario else DYNAMIC_BASELINES) + id_baselines(args.env_id)
+        names = getattr(args, "baselines", None) or default_baselines(args.env_id, cfg)
         with StopNow():
             results = evaluate([parse_entry(n) for n in names], cfg, args.eval_episodes, args.eval_seed,
                                workers=args.workers, progress=run.progress)

@@ -148,7 +148,20 @@ VALIDATION_SUITE = Suite("cells-val-v0", "Validation, for choosing among trained
                                                 ("far", FAR)))
             for i, k in enumerate((5, 20, 50, 100, 200))),
       reference="computation-only", controllers=("computation-only", "optimal-uniform"))
-VALIDATION_SUITES: Mapping[str, Suite] = MappingProxyType({VALIDATION_SUITE.name: VALIDATION_SUITE})
+#: the model §11 dynamics of msenv/MultiSpin-Dynamic-v0 (pedestrians, CSI as of the decision, hidden
+#: acceptance rates with requests) on the generator's cells
+DYNAMIC = {"channel_dynamics": "gauss_markov", "speed_range_mps": [0.5, 1.5], "csi": "decision",
+           "alpha_dynamics": "markov", "alpha_observed": False}
+#: not a test either: the cells on which agents trained on dynamic cells are compared (seeds after
+#: cells-val-v0's)
+DYNAMIC_VALIDATION_SUITE = Suite(
+    "cells-dyn-val-v0", "Validation for agents of dynamic cells (not a test): the generator's cells with the "
+    "§11 dynamics of msenv/MultiSpin-Dynamic-v0, K = 5, 20, 50, 100, 200. Scores are relative to computation-only.",
+    tuple(Cell(f"k{k}-dynamic", CELLS, 4, 10, VALIDATION_SEEDS.start + (20 + i) * CELL_STRIDE,
+               {"k_range": [k, k], "k_max": max(k, 50), **DYNAMIC})
+          for i, k in enumerate((5, 20, 50, 100, 200))),
+    reference="computation-only", controllers=("computation-only", "optimal-uniform"))
+VALIDATION_SUITES: Mapping[str, Suite] = MappingProxyType({s.name: s for s in (VALIDATION_SUITE, DYNAMIC_VALIDATION_SUITE)})
 
 
 def get_suite(name: str) -> Suite:

@@ -4,10 +4,11 @@ For every cell type (:data:`CELL_TYPES`) and K (:data:`KS`), every controller pl
 episodes (the cell generator at a fixed K: ``k_range = (K, K)``, ``k_max = K``; seeds
 ``SEED ..``): the paper's greedy, the time-budgeted greedy, computation-only, optimal uniform,
 the local search (K ≤ :data:`LOCAL_SEARCH_MAX_K`; above, its decisions take seconds: it is timed on
-:data:`TIMED_DECISIONS` decisions only, row ``local-search (timed only)``), the
-generalist agent (trained once on cells of K ≤ 50; not on the Dynamic cells, whose observation
-has more entries per device), and a per-K MLP agent at K = 20 on the paper cell (``--mlp-agent``,
-played on the single-cell env with the same seeds: the same episodes). Per entry: long-run
+:data:`TIMED_DECISIONS` decisions only, row ``local-search (timed only)``), the agents (the
+generalist, trained on cells of K ≤ 200, plays every type but the dynamic cells, whose observation
+has more entries per device; an agent trained on dynamic cells plays those), and a per-K MLP agent
+at K = 20 on the paper cell (``--mlp-agent``, played on the single-cell env with the same seeds:
+the same episodes). Per entry: long-run
 throughput and real-time throughput Σ tokens / Σ (round time + decision time), each relative to
 the greedy paired per episode (95% CIs), and the decision time. Decision times are wall-clock
 on the machine that runs it, with as many processes as ``--workers``.
@@ -70,14 +71,22 @@ def agent_table(agent: str | dict[str, str] | None) -> dict[str, str]:
 
 def entries(kind: str, k: int, agent: str | dict[str, str] | None) -> list[Entry]:
     """The rows of one point: the rivals (the greedy first: the reference), the local search where
-    affordable, the agents (:func:`agent_table`) where their observation fits."""
-    from baselines.evaluate import agent_loader
+    affordable, the agents (:func:`agent_table`) that can act in its cells (an agent trained on
+    cells without the model §11 dynamics reads shorter device rows than a dynamic cell's, and the
+    other way round: it is left out there)."""
+    from baselines.evaluate import agent_loader, check_entries
 
     out = [parse_entry(n) for n in RIVALS]
     if k <= LOCAL_SEARCH_MAX_K:
         out.append(parse_entry("local-search"))
-    if resolve_config(CELL_TYPES[kind]).is_paper_scenario:
-        out += [Entry(label, agent_loader()(path, label)) for label, path in agent_table(agent).items()]
+    cfg = cell_config(kind, k, ROUNDS)
+    for label, path in agent_table(agent).items():
+        entry = Entry(label, agent_loader()(path, label))
+        try:
+            check_entries([entry], cfg)
+        except ValueError:
+            continue
+        out.append(entry)
     return out
 
 

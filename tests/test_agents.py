@@ -396,9 +396,11 @@ def test_train_quick_on_the_cell_generator_then_resume(tmp_path):
     out = tmp_path / "c"
     common = ["--no-progress", "--log-dir", str(out)]
     r = _run(["train.py", "--quick", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", "k_range=[2,4]", "k_max=4",
-              "--timesteps", "512", "--eval-freq", "256", "--checkpoint-freq", "512", *common])
+              "--timesteps", "512", "--eval-freq", "256", "--checkpoint-freq", "512",
+              "--baselines", "greedy-saa", "computation-only", *common])
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads((out / "comparison.json").read_text())
+    assert [row["controller"] for row in data["table"]] == ["greedy-saa", "ppo", "computation-only"]
     assert data["config"]["k_range"] == [2, 4] and data["args"]["policy"] == "budget"
     assert data["args"]["reward"] == "counterfactual"
     r = _run(["train.py", "--resume", str(out), "--timesteps", "1024", "--no-progress"])

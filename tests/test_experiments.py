@@ -148,6 +148,12 @@ def test_cells_experiment_quick(tmp_path):
             assert cell_config(kind, k, 3).base.num_devices >= 1
     with pytest.raises(ValueError, match="'nowhere'"):
         run_cells(tmp_path, kinds=("nowhere",))
+    # an agent plays where it can read the cells: the generalist not in the dynamic cells (longer rows)
+    from experiments.cells import entries
+
+    assert "generalist" in [e.label for e in entries("far", 7, agent)]
+    assert [e.label for e in entries("dynamic", 7, agent)] == [
+        "greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform", "local-search"]
     eps = data["episode_results"]
     for r in rows:
         mine = sorted((e for e in eps if e["cell"] == r["cell"] and e["k"] == r["k"] and e["label"] == r["controller"]),

@@ -232,6 +232,8 @@ def test_the_validation_suite_lies_outside_the_test_block_and_off_the_leaderboar
     from baselines.suites import VALIDATION_SEEDS, VALIDATION_SUITES
 
     test_seeds = {s for suite in SUITES.values() for c in suite.cells for s in c.seeds}
+    every = [s for suite in VALIDATION_SUITES.values() for c in suite.cells for s in c.seeds]
+    assert len(every) == len(set(every)), "two validation suites share seeds"
     for suite in VALIDATION_SUITES.values():
         assert suite.name not in SUITES and get_suite(suite.name) is suite
         seeds = [s for c in suite.cells for s in c.seeds]

@@ -429,6 +429,33 @@ def test_train_bc_init_fixed_beyond_gamma_max_refused(capsys, tmp_path):
     assert exc.value.code == 2 and "--bc-init: controller 'fixed-50' drafts 50 tokens" in capsys.readouterr().err
 
 
+def test_train_baselines_refused_before_any_work_and_defaults(capsys, tmp_path):
+    """--baselines: every name known and playable, greedy-saa (the reference) among them; by
+    default the slow Bayesian and oracle rivals join on a dynamic single cell, not on dynamic
+    cells of up to 200 devices."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import train
+    from msenv import env_config
+
+    for names, message in ((["computation-only"], "greedy-saa is missing"),
+                           (["greedy-saa", "nope"], "controller 'nope' is not known"),
+                           (["greedy-saa", "fixed-30"], "controller 'fixed-30' drafts 30 tokens")):
+        with pytest.raises(SystemExit) as exc:
+            train.parse(["--baselines", *names, "--log-dir", str(tmp_path / "run")])
+        assert exc.value.code == 2 and message in capsys.readouterr().err
+    args, _ = train.parse(["--baselines", "greedy-saa", "local-search", "--log-dir", str(tmp_path / "run")])
+    assert args.baselines == ["greedy-saa", "local-search"]
+    dyn = dict(channel_dynamics="gauss_markov", alpha_dynamics="markov", alpha_observed=False)
+    assert train.default_baselines("msenv/MultiSpin-v0", env_config("msenv/MultiSpin-v0")) == train.BASELINES
+    assert train.default_baselines("msenv/MultiSpin-Dynamic-v0", env_config("msenv/MultiSpin-Dynamic-v0")) == (
+        train.BASELINES + train.DYNAMIC_BASELINES)
+    assert train.default_baselines("msenv/MultiSpin-Cells-v0", env_config("msenv/MultiSpin-Cells-v0", **dyn)) == (
+        train.BASELINES)
+
+
 def test_make_controller_names_the_controller_of_an_unexpected_keyword():
     from baselines import make_controller
 
