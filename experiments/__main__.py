@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
-                         "best budget action against the best model-based action; 'paired' = the generalist against "
+                         "best budget action against the best model-based action; 'paired' = each agent against "
                          "each rival, episode by episode, from a cells run's --out folder)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,

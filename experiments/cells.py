@@ -204,11 +204,17 @@ def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
     plt.close(fig)
 
 
-def paired_rows(episodes: list[dict[str, Any]], agent: str = "generalist") -> list[dict[str, Any]]:
-    """The agent against each rival on the same episodes, per (cell type, K): the mean of the
-    per-episode ratios agent / rival of throughput and of real-time throughput, each with its
-    95% CI (Student's t over the episodes) — a paired comparison, tighter than two CIs side by
-    side. ``episodes``: the ``episode_results`` of ``cells.json``."""
+def is_rival(label: str) -> bool:
+    """Whether an entry of the sweep is a model-based rival (not an agent)."""
+    return label in RIVALS + ("local-search",) or label.endswith("(timed only)")
+
+
+def paired_rows(episodes: list[dict[str, Any]], agent: str | None = None) -> list[dict[str, Any]]:
+    """Each agent (``agent``, or every entry that is not a rival) against each rival on the same
+    episodes, per (cell type, K): the mean of the per-episode ratios agent / rival of throughput
+    and of real-time throughput, each with its 95% CI (Student's t over the episodes) — a paired
+    comparison, tighter than two CIs side by side. ``episodes``: the ``episode_results`` of
+    ``cells.json``."""
     from scipy import stats
 
     by: dict[tuple, dict[str, dict[int, dict]]] = {}
@@ -216,33 +222,40 @@ def paired_rows(episodes: list[dict[str, Any]], agent: str = "generalist") -> li
         by.setdefault((e["cell"], e["k"]), {}).setdefault(e["label"], {})[e["episode"]] = e
     rows = []
     for (cell, k), labels in by.items():
-        mine = labels.get(agent)
-        if mine is None:
-            continue
-        for rival, theirs in labels.items():
-            if rival == agent or rival.endswith("(timed only)") or rival not in RIVALS + ("local-search",):
-                continue
-            eps = sorted(set(mine) & set(theirs))
-            row = {"cell": cell, "k": k, "agent": agent, "rival": rival, "episodes": len(eps)}
-            for metric in ("throughput", "realtime_throughput"):
-                x = np.array([mine[e][metric] / theirs[e][metric] for e in eps])
-                half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-                row[f"{metric}_ratio"], row[f"{metric}_ratio_ci95"] = float(x.mean()), half
-            rows.append(row)
+        for label, mine in labels.items():
+            if (agent is None and not is_rival(label)) or label == agent:
+                rows += _paired_point(cell, k, label, mine, labels, stats)
     return rows
 
 
-def write_paired(out: str | Path, agent: str = "generalist") -> list[dict[str, Any]]:
-    """``cells_paired.csv`` from ``out/cells.json`` (:func:`paired_rows`); prints, per point, the
-    rival the agent does worst against, on each metric, whether the 95% CI excludes parity, and
-    every rival it is behind (the CI below 1)."""
+def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict], labels: dict[str, dict[int, dict]],
+                  stats) -> list[dict[str, Any]]:
+    """``agent``'s episodes ``mine`` against each rival's among ``labels`` at one point."""
+    rows = []
+    for rival, theirs in labels.items():
+        if rival == agent or not is_rival(rival) or rival.endswith("(timed only)"):
+            continue
+        eps = sorted(set(mine) & set(theirs))
+        row = {"cell": cell, "k": k, "agent": agent, "rival": rival, "episodes": len(eps)}
+        for metric in ("throughput", "realtime_throughput"):
+            x = np.array([mine[e][metric] / theirs[e][metric] for e in eps])
+            half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
+            row[f"{metric}_ratio"], row[f"{metric}_ratio_ci95"] = float(x.mean()), half
+        rows.append(row)
+    return rows
+
+
+def write_paired(out: str | Path, agent: str | None = None) -> list[dict[str, Any]]:
+    """``cells_paired.csv`` from ``out/cells.json`` (:func:`paired_rows`); prints, per agent and
+    point, the rival the agent does worst against, on each metric, whether the 95% CI excludes
+    parity, and every rival it is behind (the CI below 1)."""
     import json
 
     out = Path(out)
     rows = paired_rows(json.loads((out / "cells.json").read_text())["episode_results"], agent)
     write_csv(rows, out / "cells_paired.csv")
-    for cell, k in dict.fromkeys((r["cell"], r["k"]) for r in rows):
-        pts = [r for r in rows if r["cell"] == cell and r["k"] == k]
+    for me, cell, k in dict.fromkeys((r["agent"], r["cell"], r["k"]) for r in rows):
+        pts = [r for r in rows if r["cell"] == cell and r["k"] == k and r["agent"] == me]
         parts = []
         for metric, name in (("throughput", "long-run"), ("realtime_throughput", "real-time")):
             w = min(pts, key=lambda r: r[f"{metric}_ratio"])
@@ -252,6 +265,6 @@ def write_paired(out: str | Path, agent: str = "generalist") -> list[dict[str, A
             behind = [r["rival"] for r in pts if r[f"{metric}_ratio"] + r[f"{metric}_ratio_ci95"] < 1]
             if behind:
                 parts[-1] += f", behind {', '.join(behind)}"
-        print(f"{cell:<14} K={k:<4} " + "; ".join(parts))
+        print(f"{me:<12} {cell:<14} K={k:<4} " + "; ".join(parts))
     print(f"wrote {out / 'cells_paired.csv'}")
     return rows

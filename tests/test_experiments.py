@@ -174,11 +174,12 @@ def test_cells_experiment_quick(tmp_path):
 
     paired = write_paired(tmp_path)
     assert (tmp_path / "cells_paired.csv").exists()
+    assert {p["agent"] for p in paired} == {"generalist", "again"}  # every agent, none of the rivals
     assert {p["rival"] for p in paired} == {"greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform",
                                              "local-search"}
     for p in paired:
         pick = [sorted((e for e in eps if e["cell"] == p["cell"] and e["k"] == p["k"] and e["label"] == lab),
-                       key=lambda e: e["episode"]) for lab in ("generalist", p["rival"])]
+                       key=lambda e: e["episode"]) for lab in (p["agent"], p["rival"])]
         x = np.array([a["throughput"] / b["throughput"] for a, b in zip(*pick)])
         assert p["throughput_ratio"] == pytest.approx(x.mean(), rel=1e-12)
         assert p["throughput_ratio_ci95"] == pytest.approx(stats.t.ppf(0.975, 1) * x.std(ddof=1) / np.sqrt(2), rel=1e-9)
