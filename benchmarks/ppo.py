@@ -1,6 +1,6 @@
 """PPO learning speed (prints its figures; ratios measured side by side in one run).
 
-    python -m benchmarks.ppo [--steps 16384] [--repeats 2] [--part {all,main,cells}]
+    python -m benchmarks.ppo [--steps 16384] [--repeats 2] [--part {all,main,cells}] [--threads 1]
 
 1. ``learn()`` steps/s with the main job's settings (``train.py``: 16 batched envs behind
    VecNormalize, ``agents.ppo.DEFAULT_PPO``, one torch thread), SB3's stock ``MlpPolicy`` vs
@@ -120,21 +120,27 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--part", choices=("all", "main", "cells"), default="all",
                     help="which measurements: the main job's (1, 2), the cell generator's (3), or all")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch CPU threads for every run (default 1, as train.py trains)")
     return ap
 
 
 def main(argv=None) -> None:
     import torch
 
-    args = build_parser().parse_args(argv)
-    torch.set_num_threads(1)
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.threads < 1:
+        ap.error(f"--threads {args.threads} is invalid; allowed: an integer >= 1")
+    torch.set_num_threads(args.threads)
     if args.part in ("all", "cells"):
         _print_cells(args)
     if args.part == "cells":
         return
     r = main_job_rates(args.steps, args.repeats)
     s, o = np.array(r["stock"]), np.array(r["ours"])
-    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, 1 torch thread:")
+    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, "
+          f"{args.threads} torch thread(s):")
     print(f"  SB3 stock MlpPolicy   : {', '.join(f'{x:,.0f}' for x in s)} steps/s")
     print(f"  MultiSpinPolicy (ours): {', '.join(f'{x:,.0f}' for x in o)} steps/s")
     print(f"  ratio ours/stock per pair: {', '.join(f'{x:.2f}' for x in o / s)}×  (mean {np.mean(o / s):.2f}×)")
@@ -148,7 +154,8 @@ def main(argv=None) -> None:
 
 def _print_cells(args) -> None:
     r = cells_rates(args.steps, args.repeats)
-    print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, 1 torch thread:")
+    print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, "
+          f"{args.threads} torch thread{'s' if args.threads > 1 else ''}:")
     for name, rates in r.items():
         print(f"  {name:<28}: {', '.join(f'{x:,.0f}' for x in rates)} steps/s")
     m = np.array(r["paper id, MLP"])
