@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from msenv import ENV_IDS
+
 #: the block of test seeds; every suite's episodes draw their seeds from it, nothing else does
 TEST_SEEDS = range(1_000_000, 2_000_000)
 #: the validation suite's seeds (choosing among trained agents): disjoint from the test block, from
@@ -149,9 +151,10 @@ VALIDATION_SUITE = Suite("cells-val-v0", "Validation, for choosing among trained
             for i, k in enumerate((5, 20, 50, 100, 200))),
       reference="computation-only", controllers=("computation-only", "optimal-uniform"))
 #: the model §11 dynamics of msenv/MultiSpin-Dynamic-v0 (pedestrians, CSI as of the decision, hidden
-#: acceptance rates with requests) on the generator's cells
-DYNAMIC = {"channel_dynamics": "gauss_markov", "speed_range_mps": [0.5, 1.5], "csi": "decision",
-           "alpha_dynamics": "markov", "alpha_observed": False}
+#: acceptance rates with requests) on the generator's cells: that id's fields but its preset (ranges
+#: as lists, as a result file writes them)
+DYNAMIC = {name: list(value) if isinstance(value, tuple) else value
+           for name, value in ENV_IDS["msenv/MultiSpin-Dynamic-v0"].items() if name != "preset"}
 #: not a test either: the cells on which agents trained on dynamic cells are compared (seeds after
 #: cells-val-v0's)
 DYNAMIC_VALIDATION_SUITE = Suite(

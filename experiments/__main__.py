@@ -110,10 +110,10 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             table = cells_agents(args.agent)
         except ValueError as e:
             ap.error(f"--agent: {e}")
-        for label, path in table.items():
-            _check_agent(ap, "--agent", path, [
-                cells.cell_config(kind, k, args.rounds) for kind in args.kinds or cells.CELL_TYPES
-                for k in args.ks or cells.KS if resolve_config(cells.CELL_TYPES[kind]).is_paper_scenario])
+        points = [cells.cell_config(kind, k, args.rounds) for kind in args.kinds or cells.CELL_TYPES
+                  for k in args.ks or cells.KS]
+        for label, path in table.items():  # each agent plays where it can act: somewhere, or it is refused
+            _check_agent(ap, "--agent", path, points, any_of=True)
         if args.mlp_agent is not None:
             # run_point plays it on the paper cell's single-cell env at K = 20
             _check_agent(ap, "--mlp-agent", args.mlp_agent,
@@ -164,9 +164,10 @@ def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> lis
     return [j.config for j in fig11_jobs(drops=1, seed=args.seed, rounds=args.rounds, agent=agent, **params) if j.agent]
 
 
-def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: list) -> None:
+def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: list, any_of: bool = False) -> None:
     """``path`` holds an agent (one line naming ``flag`` and ``path`` otherwise) that can act in
-    the env of every config of ``configs`` (its loader's ``check``, when it has one)."""
+    the env of every config of ``configs`` — or, with ``any_of``, of at least one (the first
+    refusal is the message) — as its loader's ``check`` says, when it has one."""
     from baselines.evaluate import agent_loader, check_agent_dir
 
     try:
@@ -174,8 +175,14 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
         factory = agent_loader()(path, "ppo")
         check = getattr(factory, "check", None)
         if callable(check):
+            refusals = []
             for cfg in configs:
-                check(cfg)
+                try:
+                    check(cfg)
+                except ValueError as e:
+                    refusals.append(e)
+            if refusals and (not any_of or len(refusals) == len(configs)):
+                raise refusals[0]
     except ValueError as e:
         ap.error(str(e) if str(e).startswith(flag) else f"{flag} {e}")
 

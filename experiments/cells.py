@@ -69,17 +69,16 @@ def agent_table(agent: str | dict[str, str] | None) -> dict[str, str]:
     return {"generalist": agent} if isinstance(agent, (str, Path)) else dict(agent)
 
 
-def entries(kind: str, k: int, agent: str | dict[str, str] | None) -> list[Entry]:
-    """The rows of one point: the rivals (the greedy first: the reference), the local search where
-    affordable, the agents (:func:`agent_table`) that can act in its cells (an agent trained on
-    cells without the model §11 dynamics reads shorter device rows than a dynamic cell's, and the
-    other way round: it is left out there)."""
+def entries(cfg: CellConfig, agent: str | dict[str, str] | None) -> list[Entry]:
+    """The rows of one point, cells of ``cfg``: the rivals (the greedy first: the reference), the
+    local search where affordable, the agents (:func:`agent_table`) that can act in its cells (an
+    agent trained on cells without the model §11 dynamics reads shorter device rows than a dynamic
+    cell's, and the other way round: it is left out there)."""
     from baselines.evaluate import agent_loader, check_entries
 
     out = [parse_entry(n) for n in RIVALS]
-    if k <= LOCAL_SEARCH_MAX_K:
+    if cfg.k_max <= LOCAL_SEARCH_MAX_K:
         out.append(parse_entry("local-search"))
-    cfg = cell_config(kind, k, ROUNDS)
     for label, path in agent_table(agent).items():
         entry = Entry(label, agent_loader()(path, label))
         try:
@@ -95,7 +94,7 @@ def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers:
     """Every entry on one (cell type, K): (summary rows, every episode's statistics)."""
     cfg = cell_config(kind, k, rounds)
     t0 = time.perf_counter()
-    results = evaluate(entries(kind, k, agent), cfg, episodes, seed, workers, progress, ray_address)
+    results = evaluate(entries(cfg, agent), cfg, episodes, seed, workers, progress, ray_address)
     if mlp_agent and kind == "paper" and k == 20:  # the same episodes on the single-cell env
         from baselines.evaluate import agent_loader
 
@@ -205,8 +204,8 @@ def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
 
 
 def is_rival(label: str) -> bool:
-    """Whether an entry of the sweep is a model-based rival (not an agent)."""
-    return label in RIVALS + ("local-search",) or label.endswith("(timed only)")
+    """Whether an entry of the sweep's episodes is a model-based rival (not an agent)."""
+    return label in RIVALS + ("local-search",)
 
 
 def paired_rows(episodes: list[dict[str, Any]], agent: str | None = None) -> list[dict[str, Any]]:
@@ -215,8 +214,6 @@ def paired_rows(episodes: list[dict[str, Any]], agent: str | None = None) -> lis
     and of real-time throughput, each with its 95% CI (Student's t over the episodes) — a paired
     comparison, tighter than two CIs side by side. ``episodes``: the ``episode_results`` of
     ``cells.json``."""
-    from scipy import stats
-
     by: dict[tuple, dict[str, dict[int, dict]]] = {}
     for e in episodes:
         by.setdefault((e["cell"], e["k"]), {}).setdefault(e["label"], {})[e["episode"]] = e
@@ -224,16 +221,18 @@ def paired_rows(episodes: list[dict[str, Any]], agent: str | None = None) -> lis
     for (cell, k), labels in by.items():
         for label, mine in labels.items():
             if (agent is None and not is_rival(label)) or label == agent:
-                rows += _paired_point(cell, k, label, mine, labels, stats)
+                rows += _paired_point(cell, k, label, mine, labels)
     return rows
 
 
-def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict], labels: dict[str, dict[int, dict]],
-                  stats) -> list[dict[str, Any]]:
+def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict],
+                  labels: dict[str, dict[int, dict]]) -> list[dict[str, Any]]:
     """``agent``'s episodes ``mine`` against each rival's among ``labels`` at one point."""
+    from scipy import stats
+
     rows = []
     for rival, theirs in labels.items():
-        if rival == agent or not is_rival(rival) or rival.endswith("(timed only)"):
+        if rival == agent or not is_rival(rival):
             continue
         eps = sorted(set(mine) & set(theirs))
         row = {"cell": cell, "k": k, "agent": agent, "rival": rival, "episodes": len(eps)}

@@ -151,8 +151,8 @@ def test_cells_experiment_quick(tmp_path):
     # an agent plays where it can read the cells: the generalist not in the dynamic cells (longer rows)
     from experiments.cells import entries
 
-    assert "generalist" in [e.label for e in entries("far", 7, agent)]
-    assert [e.label for e in entries("dynamic", 7, agent)] == [
+    assert "generalist" in [e.label for e in entries(cell_config("far", 7, 10), agent)]
+    assert [e.label for e in entries(cell_config("dynamic", 7, 10), agent)] == [
         "greedy-saa", "budgeted-greedy", "computation-only", "optimal-uniform", "local-search"]
     eps = data["episode_results"]
     for r in rows:
