@@ -26,7 +26,7 @@ from msenv.config import SystemConfig
 from msenv.functional import RoundContext
 from msenv.observation import obs_size
 
-from .threads import one_blas_thread
+from .threads import blas_libraries, one_blas_thread
 from .portable import AGENT_FILE, ObsNormalization, normalization_of, read_portable, write_portable
 
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
@@ -120,6 +120,7 @@ class PPOController(Controller):
             else:
                 policy = NumpyPolicy(model.policy)
         self.policy = policy
+        blas_libraries()  # found once per process, here: the first decision would otherwise pay for it (7–14 ms at K = 400)
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
         self._layout: tuple[SystemConfig, int] | None = None  # (a cell's config, its single-cell obs size)
