@@ -19,9 +19,11 @@ ID_DEFAULTS: dict[str, dict[str, Any]] = {
 #: The fields of one group go together: setting any of them leaves the whole group to the user.
 ID_CONFIG: dict[str, tuple[dict[str, Any], ...]] = {
     # the generalist trains on cells of 5 to 200 devices, small ones as common as large ones, 20
-    # rounds each (five times the cells per update of the id's 100-round episodes)
+    # rounds each (five times the cells per update of the id's 100-round episodes), with devices
+    # 100–800 m from the server (the id's 100–500 m left it behind the local search where devices
+    # are far: docs/results/cells.md)
     "msenv/MultiSpin-Cells-v0": ({"k_range": (5, 200), "k_max": 200, "k_law": "log_uniform"},
-                                 {"episode_length": 20}),
+                                 {"episode_length": 20}, {"distance_range_m": (100.0, 800.0)}),
 }
 #: env id → controllers train.py's final table adds to its baselines (the best known rival there)
 ID_BASELINES: dict[str, tuple[str, ...]] = {

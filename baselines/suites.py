@@ -120,8 +120,8 @@ _SUITES = (
     Suite("cells-in-v0", "Cells of the generator inside the generalist's training range: K = 5, 20, 50 "
           "(k_max 50, budgets and drafting spread drawn per episode as in training).",
           _cells(1, [(f"k{k}", CELLS, 6, 10, {"k_range": [k, k], "k_max": 50}) for k in (5, 20, 50)])),
-    Suite("cells-out-v0", "Cells outside the generalist's training range: more devices (K = 100, 200), and "
-          "K = 20 with budgets or distances it never saw (strong links, weak downlinks, far devices).",
+    Suite("cells-out-v0", "Cells outside the Cells id's draws: more devices (K = 100, 200), and K = 20 cells "
+          "that fix its budgets or distances at an extreme (strong links, weak downlinks, devices 400–800 m away).",
           _cells(2, [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
                      ("k200", CELLS, 4, 10, {"k_range": [200, 200], "k_max": 200}),
                      ("k20-strong", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **STRONG}),
