@@ -139,8 +139,7 @@ def main(argv=None) -> None:
         return
     r = main_job_rates(args.steps, args.repeats)
     s, o = np.array(r["stock"]), np.array(r["ours"])
-    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, "
-          f"{args.threads} torch thread{'s' if args.threads > 1 else ''}:")
+    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, {_threads(args)}:")
     print(f"  SB3 stock MlpPolicy   : {', '.join(f'{x:,.0f}' for x in s)} steps/s")
     print(f"  MultiSpinPolicy (ours): {', '.join(f'{x:,.0f}' for x in o)} steps/s")
     print(f"  ratio ours/stock per pair: {', '.join(f'{x:.2f}' for x in o / s)}×  (mean {np.mean(o / s):.2f}×)")
@@ -152,10 +151,14 @@ def main(argv=None) -> None:
     print(f"  msenv / CartPole  : {', '.join(f'{x:.2f}' for x in a / c)}")
 
 
+def _threads(args) -> str:
+    """How many torch threads the runs had, as the printed headers say it."""
+    return f"{args.threads} torch thread{'s' if args.threads > 1 else ''}"
+
+
 def _print_cells(args) -> None:
     r = cells_rates(args.steps, args.repeats)
-    print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, "
-          f"{args.threads} torch thread{'s' if args.threads > 1 else ''}:")
+    print(f"learn() on 16 batched envs, {args.steps} steps, {args.repeats} alternated runs, {_threads(args)}:")
     for name, rates in r.items():
         print(f"  {name:<28}: {', '.join(f'{x:,.0f}' for x in rates)} steps/s")
     m = np.array(r["paper id, MLP"])
