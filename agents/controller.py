@@ -345,6 +345,13 @@ class AgentFactory:
     def __call__(self) -> PPOController:
         return load_agent(self.path, self.name)
 
+    @staticmethod
+    def decision_files() -> tuple[str, ...]:
+        """The files :func:`load_agent` reads to decide (what a benchmark result hashes)."""
+        from .portable import AGENT_FILE, POLICY_FILE
+
+        return AGENT_FILE, POLICY_FILE
+
     def check(self, config) -> None:
         """Refuse (``ValueError`` naming the directory) an environment of ``config`` the agent
         cannot act in (:meth:`PPOController.check_config`): before any episode starts."""

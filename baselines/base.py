@@ -26,6 +26,8 @@ class Controller(ABC):
     #: (model §11 truth: true α, correction-time gains) instead of the observable one; "alpha" /
     #: "csi" → the observable context plus only the true α / only the correction-time channel
     oracle: bool | str = False
+    #: True → its decisions depend on the clock (a time budget), so its episodes do not replay bit for bit
+    timed: bool = False
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng()

@@ -4,23 +4,25 @@ Every entry plays every cell of the suite on the cell's test seeds (paired: the 
 all). An episode's **score** is its throughput divided by the suite's reference controller's on
 the same episode (the greedy SAA, unless the suite says otherwise), and its **real-time score**
 the same ratio of real-time throughputs (decision time counted). A method — a controller, or one
-learned method given as several agent directories, one per training seed — gets a score matrix
-of (training seeds × episodes) runs by cells; its aggregates over the cells are computed with
-``rliable`` (Agarwal et al., NeurIPS 2021): interquartile mean (IQM), mean, optimality gap below
-1 (the reference), and the probability of improvement over the reference, each with a 95%
-stratified-bootstrap confidence interval (runs resampled within each cell), plus performance
-profiles.
+learned method given as several agent directories, one per training seed — gets a score array
+(runs, episodes, cells). Its aggregates — interquartile mean (IQM), mean, the shortfall below
+the reference, and rliable's probability of improvement over the reference and over the suite's
+best rival — come with 95% intervals of a two-way bootstrap that resamples the runs (training
+seeds) and, per cell, the test episodes every run shares (:mod:`baselines.stats`); a one-run
+method's interval is over the episodes only.
 
 Examples::
 
     python -m baselines.benchmark --suite paper-v0
-    python -m baselines.benchmark --suite cells-in-v0 --agent generalist=agents/pretrained/cells
+    python -m baselines.benchmark --suite cells-in-v1 --agent generalist=agents/pretrained/cells
     python -m baselines.benchmark --suite paper-v0 --agent mlp=runs/s0/agent runs/s1/agent runs/s2/agent
 
-It writes ``<out>/<suite>.json`` (the result file: suite, machine, every episode, scores,
-aggregates), ``<suite>.csv`` (one row per method) and ``<suite>.png`` (aggregates and performance
-profiles). ``--check FILE`` validates a result file (its suite, cells, seeds and scores) — what
-a leaderboard row must pass.
+It writes ``<out>/<suite>.json`` (the result file: suite, code version and commit, machine, each
+learned method's decision-file hashes and training records, every episode, scores, aggregates),
+``<suite>.csv`` (one row per method) and ``<suite>.png``. ``--check FILE`` is what a leaderboard
+row must pass: it recomputes every score, aggregate and interval from the stored episodes and
+replays a random sample of them (every controller and agent whose decisions do not depend on the
+clock) to the bit, one line per mismatch.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import argparse
 import os
 import platform
 import sys
-import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from . import provenance, stats
 from .harness import Entry, parse_entry, run_episode
 from .parallel import connect_or_exit, parallel_map
 from .report import write_csv, write_json
@@ -44,12 +46,14 @@ from .suites import SUITES, VALIDATION_SUITES, Suite, get_suite
 
 #: the scores computed per episode: name → the EpisodeStats field divided by the reference's
 SCORES = {"throughput": "throughput", "realtime": "realtime_throughput"}
-#: aggregate name → what it is
-AGGREGATES = {"iqm": "interquartile mean", "mean": "mean", "optimality_gap": "optimality gap below 1",
-              "p_improvement": "probability of improvement over the reference"}
 RESULT_FORMAT = "msenv-benchmark-result"
-BOOTSTRAP_REPS = 2000
-BOOTSTRAP_SEED = 0
+#: the most runs (training seeds) a method may have in a result file
+MAX_RUNS = 100
+#: the most episodes one --check replays
+MAX_REPLAY = 10_000
+#: 2: scores (runs, episodes, cells), two-way bootstrap intervals, probabilities of improvement over the
+#: reference and the best rival, provenance (code, agents' hashes and training records); 1: msenv ≤ 0.5
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -130,7 +134,7 @@ def play_suite(suite: Suite, methods: Sequence[Method], workers: int = 1, progre
 
 
 def score_matrices(suite: Suite, rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, np.ndarray]]:
-    """score name → method → array (runs × episodes, cells): each episode's metric over the
+    """score name → method → array (runs, episodes, cells): each episode's metric over the
     reference's on the same cell and episode."""
     cells = [c.name for c in suite.cells]
     ref = {(r["cell"], r["episode"]): r for r in rows if r["method"] == suite.reference}
@@ -145,51 +149,21 @@ def score_matrices(suite: Suite, rows: Sequence[dict[str, Any]]) -> dict[str, di
                 a[r["run"], r["episode"], cells.index(r["cell"])] = r[field] / ref[(r["cell"], r["episode"])][field]
             if np.isnan(a).any():
                 raise ValueError(f"method {m!r}: episodes are missing from the results")
-            out[s][m] = a.reshape(runs * suite.episodes, len(cells))
+            out[s][m] = a
     return out
 
 
-def _point(scores: np.ndarray) -> np.ndarray:
-    from rliable import metrics
-
-    return np.array([metrics.aggregate_iqm(scores), metrics.aggregate_mean(scores),
-                     metrics.aggregate_optimality_gap(scores, 1.0)])
-
-
-def _improvement(x: np.ndarray, y: np.ndarray) -> float:
-    from rliable import metrics
-
-    return float(metrics.probability_of_improvement(x, y))
+def rivals_of(suite: Suite, matrices: dict[str, np.ndarray], kinds: dict[str, str]) -> dict[str, str]:
+    """The methods every row's probability of improvement is computed against: the suite's
+    reference, and its best rival — the controller of the file with the highest IQM."""
+    points = {m: stats.point(a)["iqm"] for m, a in matrices.items() if kinds[m] == "controller"}
+    return {"reference": suite.reference, "best_rival": stats.best_rival(points, list(points))}
 
 
-def aggregates(scores: dict[str, np.ndarray], reference: str, reps: int = BOOTSTRAP_REPS,
-               seed: int = BOOTSTRAP_SEED) -> dict[str, dict[str, list[float]]]:
-    """method → aggregate → [point, CI low, CI high] (95% stratified bootstrap with ``reps``
-    resamples, seeded: the same scores give the same intervals)."""
-    from rliable import library as rly
-
-    # rliable draws its resamples from NumPy's global legacy generator (it ignores random_state):
-    # seed it for this call, and give the caller's state back after
-    state = np.random.get_state()
-    try:
-        with warnings.catch_warnings():  # arch's notice that RandomState is deprecated
-            warnings.simplefilter("ignore", FutureWarning)
-            point, ci, p_point, p_ci = {}, {}, {}, {}
-            for m in scores:  # each method's intervals from its own scores only
-                np.random.seed(seed)
-                pt, c = rly.get_interval_estimates({m: scores[m]}, _point, reps=reps)
-                np.random.seed(seed)
-                ppt, pc = rly.get_interval_estimates({m: [scores[m], scores[reference]]}, _improvement, reps=reps)
-                point[m], ci[m], p_point[m], p_ci[m] = pt[m], c[m], ppt[m], pc[m]
-    finally:
-        np.random.set_state(state)
-    out = {}
-    for m in scores:
-        agg = {name: [float(point[m][i]), float(ci[m][0][i]), float(ci[m][1][i])]
-               for i, name in enumerate(("iqm", "mean", "optimality_gap"))}
-        agg["p_improvement"] = [float(np.squeeze(p_point[m])), float(np.squeeze(p_ci[m][0])), float(np.squeeze(p_ci[m][1]))]
-        out[m] = agg
-    return out
+def aggregates(matrices: dict[str, np.ndarray], rivals: dict[str, str]) -> dict[str, dict[str, list[float]]]:
+    """method → aggregate → [point, CI low, CI high] (:func:`baselines.stats.summarize`: the
+    two-way bootstrap over runs and test episodes, seeded)."""
+    return stats.summarize(matrices, rivals)
 
 
 def machine() -> dict[str, Any]:
@@ -199,28 +173,57 @@ def machine() -> dict[str, Any]:
             "threads": {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}}
 
 
+def describe_method(m: Method) -> dict[str, Any]:
+    """A method's row of the result file: kind, sources, runs, whether it is timed, and for a
+    learned method each agent's decision-file hashes and training record."""
+    timed = m.kind == "controller" and is_timed(m.sources[0])
+    row: dict[str, Any] = {"kind": m.kind, "sources": list(m.sources), "runs": len(m.entries), "timed": timed}
+    if m.kind == "agent":
+        row["agents"] = [provenance.agent_record(d, e.factory) for d, e in zip(m.sources, m.entries)]
+        row["seed_streams"] = provenance.seed_streams(row["agents"])
+    return row
+
+
+def is_timed(controller: str) -> bool:
+    """Whether a controller's decisions depend on the clock (its episodes cannot be replayed bit
+    for bit): its class's ``timed`` attribute."""
+    try:
+        return bool(getattr(parse_entry(controller).factory(), "timed", False))
+    except (ValueError, TypeError):
+        return False
+
+
 def run_benchmark(suite: Suite, methods: Sequence[Method], workers: int = 1, progress: bool = False,
                   ray_address: str | None = None, command: str | None = None) -> dict[str, Any]:
     """Play the suite and score it: the result document (see :func:`check_result`)."""
     import time
 
-    import msenv
-
     t0 = time.perf_counter()
     rows = play_suite(suite, methods, workers, progress, ray_address)
     wall_s = time.perf_counter() - t0
+    return score_result(suite, methods, rows, wall_s, workers, command)
+
+
+def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, Any]], wall_s: float, workers: int,
+                 command: str | None) -> dict[str, Any]:
+    """The result document of played ``rows``: provenance, scores, aggregates, episodes."""
     matrices = score_matrices(suite, rows)
-    described = {suite.reference: ("controller", (suite.reference,))} | {m.label: (m.kind, m.sources) for m in methods}
+    ref = [] if any(m.label == suite.reference for m in methods) else controller_methods([suite.reference])
+    described = {m.label: describe_method(m) for m in [*ref, *methods]}
+    kinds = {m: described[m]["kind"] for m in described}
+    rivals = {s: rivals_of(suite, per, kinds) for s, per in matrices.items()}
     decision = {m: {c.name: float(np.mean([r["decision_ms"] for r in rows if r["method"] == m and r["cell"] == c.name]))
                     for c in suite.cells} for m in matrices["throughput"]}
     return {
-        "format": RESULT_FORMAT, "format_version": 1, "suite": suite.to_dict(), "msenv_version": msenv.__version__,
+        "format": RESULT_FORMAT, "format_version": FORMAT_VERSION, "suite": suite.to_dict(),
+        "msenv_version": provenance.code_version()["msenv"], "code": provenance.code_version(),
         "command": command, "machine": {**machine(), "workers": workers}, "wall_s": wall_s,
-        "methods": {m: {"kind": described[m][0], "sources": list(described[m][1]),
-                        "runs": int(matrices["throughput"][m].shape[0] // suite.episodes)} for m in matrices["throughput"]},
+        "methods": {m: described[m] for m in matrices["throughput"]},
+        "statistics": {"method": stats.METHOD, "reps": stats.REPS, "seed": stats.SEED, "confidence": stats.CONFIDENCE,
+                       "rivals": rivals},
         "decision_ms": decision,
         "scores": {s: {m: a.tolist() for m, a in per.items()} for s, per in matrices.items()},
-        "aggregates": {s: aggregates(per, suite.reference) for s, per in matrices.items()},
+        "aggregates": {s: aggregates(per, rivals[s]) for s, per in matrices.items()},
         "episodes": rows,
     }
 
@@ -229,7 +232,8 @@ def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per method: runs, every aggregate of both scores with its CI, decision time."""
     rows = []
     for m, info in result["methods"].items():
-        row: dict[str, Any] = {"method": m, "kind": info["kind"], "runs": info["runs"]}
+        row: dict[str, Any] = {"method": m, "kind": info["kind"], "runs": info["runs"],
+                               "interval": "runs × episodes" if info["runs"] > 1 else "episodes"}
         for s in SCORES:
             for a, (pt, lo, hi) in result["aggregates"][s][m].items():
                 row[f"{s}_{a}"], row[f"{s}_{a}_lo"], row[f"{s}_{a}_hi"] = pt, lo, hi
@@ -239,13 +243,15 @@ def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def format_summary(result: dict[str, Any]) -> str:
-    lines = [f"{result['suite']['name']}: scores relative to {result['suite']['reference']} (95% stratified-bootstrap CIs)",
-             f"{'method':<22}{'runs':>5}  {'IQM':<22}{'P(> ref)':<22}{'real-time IQM':<22}{'decide ms':>10}"]
+    rivals = result.get("statistics", {}).get("rivals", {}).get("throughput", {})
+    lines = [f"{result['suite']['name']}: scores relative to {result['suite']['reference']}; best rival "
+             f"{rivals.get('best_rival', '?')} (95% two-way bootstrap CIs over runs and episodes)",
+             f"{'method':<22}{'runs':>5}  {'IQM':<22}{'P(> best rival)':<22}{'real-time IQM':<22}{'decide ms':>10}"]
     for r in summary_rows(result):
         def ci(k):
-            return f"{r[k]:.3f} [{r[k + '_lo']:.3f}, {r[k + '_hi']:.3f}]"
-        lines.append(f"{r['method']:<22}{r['runs']:>5}  {ci('throughput_iqm'):<22}{ci('throughput_p_improvement'):<22}"
-                     f"{ci('realtime_iqm'):<22}{r['decision_ms']:>10.3f}")
+            return f"{r[k]:.3f} [{r[k + '_lo']:.3f}, {r[k + '_hi']:.3f}]" if k in r else "—"
+        lines.append(f"{r['method']:<22}{r['runs']:>5}  {ci('throughput_iqm'):<22}"
+                     f"{ci('throughput_p_improvement_over_best_rival'):<22}{ci('realtime_iqm'):<22}{r['decision_ms']:>10.3f}")
     return "\n".join(lines)
 
 
@@ -259,17 +265,18 @@ def plot(result: dict[str, Any], path: str | Path) -> None:
     methods = list(result["methods"])
     agg = result["aggregates"]["throughput"]
     fig, axes = plt.subplots(1, 4, figsize=(16, 0.5 * len(methods) + 2.2))
-    for ax, (name, title) in zip(axes[:3], (("iqm", "IQM"), ("mean", "mean"), ("p_improvement", "P(improvement)"))):
+    for ax, (name, title) in zip(axes[:3], (("iqm", "IQM"), ("mean", "mean"),
+                                            ("p_improvement_over_best_rival", "P(> best rival)"))):
         for i, m in enumerate(methods):
             pt, lo, hi = agg[m][name]
             ax.plot([lo, hi], [i, i], lw=6, alpha=0.6)
             ax.plot([pt], [i], "k|", ms=14)
         ax.set_yticks(range(len(methods)), methods if ax is axes[0] else [""] * len(methods))
         ax.set_title(title)
-        ax.axvline(0.5 if name == "p_improvement" else 1.0, color="grey", ls=":")
+        ax.axvline(0.5 if name.startswith("p_") else 1.0, color="grey", ls=":")
     taus = np.linspace(0.6, 1.3, 141)
     for m in methods:
-        s = np.asarray(result["scores"]["throughput"][m])
+        s = np.asarray(result["scores"]["throughput"][m]).ravel()
         axes[3].plot(taus, [(s > t).mean() for t in taus], label=m)
     axes[3].set_xlabel("score τ (throughput / reference)")
     axes[3].set_title("performance profile: P(score > τ)")
@@ -281,34 +288,141 @@ def plot(result: dict[str, Any], path: str | Path) -> None:
     plt.close(fig)
 
 
-def check_result(result: Any, recompute: bool = True) -> None:
-    """Validate a result document: a known suite with unchanged content, every method's scores
-    of the right shape and finite, and (``recompute``) scores and aggregates that follow from its
-    episodes. Raises ``ValueError`` saying what is wrong."""
+#: EpisodeStats fields measured with a clock: left out of a replay's comparison
+CLOCK_FIELDS = ("decision_ms", "realtime_throughput")
+#: how close a stored aggregate or interval must be to the recomputed one
+AGGREGATE_RTOL = 1e-9
+
+
+def _structure(result: Any) -> Suite:
+    """The suite of a result document whose top-level structure is sound; ``ValueError`` otherwise."""
     if not isinstance(result, dict) or result.get("format") != RESULT_FORMAT:
         raise ValueError(f"not a benchmark result (format must be {RESULT_FORMAT!r})")
-    name = result.get("suite", {}).get("name")
-    suite = get_suite(name)
+    if result.get("format_version") not in (1, FORMAT_VERSION):
+        raise ValueError(f"format_version={result.get('format_version')!r} is not known; allowed: 1, {FORMAT_VERSION}")
+    if not isinstance(result.get("suite"), dict):
+        raise ValueError("suite must be an object (the suite as it was run)")
+    suite = get_suite(result["suite"].get("name"))
     if result["suite"] != suite.to_dict():
-        raise ValueError(f"suite {name!r}: the file's cells, seeds or reference differ from the suite's")
-    for key in ("methods", "scores", "aggregates", "episodes", "decision_ms"):
-        if key not in result:
-            raise ValueError(f"the result has no {key!r}")
+        raise ValueError(f"suite {suite.name!r}: the file's cells, seeds or reference differ from the suite's")
+    for key, kind in (("methods", dict), ("scores", dict), ("aggregates", dict), ("episodes", list),
+                      ("decision_ms", dict)):
+        if not isinstance(result.get(key), kind):
+            raise ValueError(f"the result has no {key!r} {'object' if kind is dict else 'list'}")
+    for m, info in result["methods"].items():
+        if not isinstance(info, dict) or isinstance(info.get("runs"), bool) or not isinstance(info.get("runs"), int) \
+                or not 1 <= info["runs"] <= MAX_RUNS:
+            raise ValueError(f"method {m!r}: runs must be an integer in 1 … {MAX_RUNS}")
+    return suite
+
+
+def result_problems(result: Any, recompute: bool = True) -> list[str]:
+    """What is wrong with a result document, one line each (empty: nothing): its structure, its
+    suite, every method's scores (shape, finite, positive) and — ``recompute`` — scores that follow
+    from its episodes and aggregates and intervals that follow from the scores."""
+    try:
+        suite = _structure(result)
+    except (ValueError, TypeError, AttributeError) as e:
+        return [str(e)]
+    legacy = result["format_version"] == 1
+    out = []
     for s in SCORES:
         for m, info in result["methods"].items():
-            a = np.asarray(result["scores"][s].get(m, []), dtype=float)
-            if a.shape != (info["runs"] * suite.episodes, len(suite.cells)) or not np.isfinite(a).all() or (a <= 0).any():
-                raise ValueError(f"method {m!r}: {s} scores must be finite and positive, of shape "
-                                 f"({info['runs']} runs × {suite.episodes} episodes, {len(suite.cells)} cells)")
-    if recompute:
+            shape = (info["runs"] * suite.episodes, len(suite.cells)) if legacy else (info["runs"], suite.episodes, len(suite.cells))
+            try:
+                a = np.asarray(result["scores"][s].get(m, []), dtype=float)
+            except (ValueError, TypeError, AttributeError):
+                a = np.empty(0)
+            if a.shape != shape or not np.isfinite(a).all() or (a <= 0).any():
+                out.append(f"method {m!r}: {s} scores must be finite and positive, of shape {shape} (runs, "
+                           f"{suite.episodes} episodes, {len(suite.cells)} cells)")
+    if out or not recompute:
+        return out
+    try:
         again = score_matrices(suite, result["episodes"])
-        for s, per in again.items():
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        return [f"the episodes do not make the score arrays: {e}"]
+    for s, per in again.items():
+        if set(per) != set(result["methods"]):
+            return [f"the episodes' methods {sorted(per)} are not the file's {sorted(result['methods'])}"]
+        for m, a in per.items():
+            stored = np.asarray(result["scores"][s][m], dtype=float).reshape(a.shape)
+            if not np.allclose(a, stored, rtol=1e-12):
+                out.append(f"method {m!r}: {s} scores do not follow from the episodes")
+        if legacy:  # msenv ≤ 0.5: the points only (its intervals came from a bootstrap this code no longer runs)
             for m, a in per.items():
-                if not np.allclose(a, result["scores"][s][m], rtol=1e-12):
-                    raise ValueError(f"method {m!r}: {s} scores do not follow from the episodes")
-                agg = result["aggregates"][s][m]
-                if not np.allclose(_point(a), [agg[k][0] for k in ("iqm", "mean", "optimality_gap")], rtol=1e-9):
-                    raise ValueError(f"method {m!r}: {s} aggregates do not follow from the scores")
+                pts, agg = stats.point(a), result["aggregates"][s].get(m, {})
+                old = {"iqm": "iqm", "mean": "mean", "shortfall": "optimality_gap"}
+                if not all(np.isclose(pts[k], (agg.get(o) or [np.nan])[0], rtol=AGGREGATE_RTOL) for k, o in old.items()):
+                    out.append(f"method {m!r}: {s} aggregates do not follow from the scores")
+            continue
+        kinds = {m: info.get("kind") for m, info in result["methods"].items()}
+        rivals = rivals_of(suite, per, kinds)
+        if result.get("statistics", {}).get("rivals", {}).get(s) != rivals:
+            out.append(f"{s}: the rivals {result.get('statistics', {}).get('rivals', {}).get(s)} are not the ones the "
+                       f"scores give, {rivals}")
+        recomputed = aggregates(per, rivals)
+        for m, agg in recomputed.items():
+            stored = result["aggregates"][s].get(m)
+            for k, v in agg.items():
+                got = (stored or {}).get(k)
+                if not (isinstance(got, list) and len(got) == 3 and np.allclose(got, v, rtol=AGGREGATE_RTOL, atol=1e-12)):
+                    out.append(f"method {m!r}: {s} {k} is {got}, the scores give {[round(x, 6) for x in v]}")
+    return out
+
+
+def check_result(result: Any, recompute: bool = True) -> None:
+    """Validate a result document (:func:`result_problems`); ``ValueError`` with one line per problem."""
+    problems = result_problems(result, recompute)
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+def replayable(result: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The methods of a result whose episodes replay bit for bit, and the others with the reason."""
+    ok, skipped = [], {}
+    for m, info in result["methods"].items():
+        if info.get("timed"):
+            skipped[m] = "timed: its decisions depend on the clock, so its episodes do not replay bit for bit"
+        elif info["kind"] not in ("controller", "agent"):
+            skipped[m] = f"kind {info['kind']!r} is not replayable"
+        else:
+            ok.append(m)
+    return ok, skipped
+
+
+def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, root: str | Path = ".") -> list[str]:
+    """Replay ``n`` episodes of the file drawn at random (seeded by ``seed``) among the replayable
+    methods' and compare every statistic but the timed ones (:data:`CLOCK_FIELDS`) to the bit; one
+    line per mismatch, and per agent whose decision files changed since the file was written."""
+    from .evaluate import agent_loader
+
+    suite = get_suite(result["suite"]["name"])
+    ok, _ = replayable(result)
+    rows = [r for r in result["episodes"] if r["method"] in ok]
+    rng = np.random.default_rng(seed)
+    picks = [rows[i] for i in sorted(rng.choice(len(rows), size=min(n, len(rows)), replace=False))] if rows else []
+    out, changed = [], {}
+    cells = {c.name: c for c in suite.cells}
+    for row in picks:
+        info = result["methods"][row["method"]]
+        if info["kind"] == "agent":
+            rec = info.get("agents", [{}] * info["runs"])[row["run"]]
+            path = rec.get("path", info["sources"][row["run"]])
+            if path not in changed:
+                changed[path] = provenance.changed_agents({"agents": [rec]} if rec.get("files") else {}, root)
+                out += changed[path]
+            if changed[path]:
+                continue
+            factory = agent_loader()(str(Path(root) / path), row["label"])
+        else:
+            factory = parse_entry(info["sources"][0]).factory
+        again = asdict(run_episode(factory(), cells[row["cell"]].config(), row["seed"], row["label"], row["episode"]))
+        for k, v in again.items():
+            if k not in CLOCK_FIELDS and row.get(k) != v:
+                out.append(f"method {row['method']!r} cell {row['cell']} episode {row['episode']} (seed {row['seed']}, "
+                           f"run {row['run']}): {k} replays as {v!r}, the file has {row.get(k)!r}")
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -325,23 +439,49 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
     ap.add_argument("--out", default="results/benchmark", help="folder of <suite>.json/.csv/.png (default %(default)s)")
-    ap.add_argument("--check", metavar="FILE", help="validate a result file and exit")
+    ap.add_argument("--check", metavar="FILE", help="recompute a result file's scores, aggregates and intervals, replay "
+                    "a sample of its episodes, and exit (1 with one line per mismatch)")
+    ap.add_argument("--replay", type=int, default=6, metavar="N",
+                    help="with --check: episodes replayed, drawn at random (default %(default)s; 0: none)")
+    ap.add_argument("--replay-seed", type=int, default=None, metavar="S",
+                    help="with --check: the seed of the replay's draw (default: fresh, printed)")
     ap.add_argument("--no-progress", action="store_true")
     return ap
+
+
+def check_command(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--check FILE``: every problem a line on stderr, exit 1; else a line saying what was checked."""
+    import json
+
+    if not 0 <= args.replay <= MAX_REPLAY:
+        ap.error(f"--replay {args.replay} is invalid; allowed: an integer in 0 … {MAX_REPLAY}")
+    try:
+        result = json.loads(Path(args.check).read_text())
+    except (OSError, ValueError, RecursionError) as e:
+        ap.exit(1, f"{ap.prog}: error: {args.check}: not readable as JSON ({type(e).__name__}: {e})\n")
+    problems = result_problems(result)
+    notes = []
+    if not problems and result["format_version"] == 1:
+        notes.append("format 1 (msenv ≤ 0.5): points checked; its intervals are of an earlier bootstrap and not "
+                     "recomputed; no provenance to replay against")
+    elif not problems and args.replay:
+        seed = args.replay_seed if args.replay_seed is not None else int(np.random.SeedSequence().entropy % 2**32)
+        _, skipped = replayable(result)
+        notes += [f"{m} not replayed: {why}" for m, why in skipped.items()]
+        problems = replay_problems(result, args.replay, seed, Path.cwd())
+        notes.append(f"replayed {min(args.replay, len(result['episodes']))} episodes drawn with --replay-seed {seed}")
+    if problems:
+        ap.exit(1, "".join(f"{ap.prog}: error: {args.check}: {p}\n" for p in problems))
+    for n in notes:
+        print(f"{args.check}: {n}")
+    print(f"{args.check}: a valid result of suite {result['suite']['name']}")
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
     ap = build_parser()
     args = ap.parse_args(argv)
     if args.check:
-        import json
-
-        try:
-            check_result(json.loads(Path(args.check).read_text()))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            ap.exit(1, f"{ap.prog}: error: {args.check}: {e}\n")
-        print(f"{args.check}: a valid result of suite {json.loads(Path(args.check).read_text())['suite']['name']}")
-        return None
+        return check_command(ap, args)
     if args.suite is None:
         ap.error("--suite is required (or --check FILE)")
     if args.workers < 1:

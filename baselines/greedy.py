@@ -128,6 +128,7 @@ class BudgetedGreedy(GreedySAA):
     fair real-time rival: its decisions depend on the machine's speed, not only on the seed."""
 
     name = "budgeted-greedy"
+    timed = True
 
     def __init__(self, budget_ms: float = 1.0, **kwargs) -> None:
         if isinstance(budget_ms, bool) or not (isinstance(budget_ms, (int, float)) and budget_ms > 0):

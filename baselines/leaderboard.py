@@ -17,17 +17,45 @@ from .benchmark import check_result, summary_rows
 from .suites import SUITES
 
 
-def load_results(folder: str | Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Every result file in ``folder``, checked (a bad file raises ``ValueError`` naming it)."""
+def load_results(folder: str | Path, root: str | Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """Every result file in ``folder``, checked: its scores, aggregates and intervals recomputed
+    (:func:`~baselines.benchmark.check_result`), of the current format, and — ``root`` given, the
+    folder agent paths are relative to — every agent's decision files still those its row
+    recorded. A file that fails raises ``ValueError`` naming it."""
+    from .benchmark import FORMAT_VERSION
+    from .provenance import changed_agents
+
     out = []
     for path in sorted(Path(folder).glob("*.json")):
-        doc = json.loads(path.read_text())
         try:
+            doc = json.loads(path.read_text())
             check_result(doc)
-        except (ValueError, KeyError, TypeError) as e:
+            if doc["format_version"] != FORMAT_VERSION:
+                raise ValueError(f"format_version {doc['format_version']} (msenv ≤ 0.5) has no provenance and "
+                                 "intervals of an earlier bootstrap: re-run its command")
+            changed = [line for m in doc["methods"].values() for line in changed_agents(m, root)] if root else []
+            if changed:
+                raise ValueError("a committed agent changed since its row was measured: " + "; ".join(changed))
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
             raise ValueError(f"{path}: {e}") from None
         out.append((path, doc))
     return out
+
+
+def _training(info: dict[str, Any]) -> str:
+    """A learned row's training budget and selection, from its agents' training records."""
+    if info["kind"] != "agent":
+        return "—"
+    recs = [a.get("training") for a in info.get("agents", [])]
+    if not recs or any(r is None for r in recs):
+        return "not recorded"
+    steps = sorted({r["timesteps"] for r in recs})
+    walls = [r["wall_s"] for r in recs if r.get("wall_s")]
+    text = "/".join(f"{s / 1e3:.0f}k" for s in steps) + " steps"
+    if walls:
+        text += f", {min(walls) / 60:.0f}–{max(walls) / 60:.0f} min" if len(walls) > 1 else f", {walls[0] / 60:.0f} min"
+    sel = {r.get("selection") for r in recs} - {None}
+    return text + ("; chosen on " + ", ".join(sorted(sel)) if sel else "")
 
 
 def _ci(row: dict[str, Any], key: str) -> str:
@@ -54,19 +82,26 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
         if not files:
             parts += ["No result file of this suite is committed yet.", ""]
             continue
-        parts += [f"Scores are throughput relative to `{suite.reference}` on the same episode; a run is one "
-                  "(training seed, test episode) pair; 95% stratified-bootstrap CIs.", "",
-                  "| method | kind | seeds | IQM | mean | optimality gap | P(> reference) | real-time IQM | decide ms |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+        rivals = sorted({doc["statistics"]["rivals"]["throughput"]["best_rival"] for _, doc in files})
+        parts += [f"Scores are throughput relative to `{suite.reference}` on the same episode; 95% intervals of the "
+                  "two-way bootstrap (training seeds and test episodes; one seed: episodes only). Best rival: "
+                  + ", ".join(f"`{r}`" for r in rivals) + ". Seeds marked *shared* were trained by a `train.py` "
+                  "that gave seed s the environment seeds s … s + 15, so they share streams.", "",
+                  "| method | kind | seeds | training | IQM | shortfall | P(> best rival) | P(> reference) | real-time IQM "
+                  "| decide ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         rows = []
         for path, doc in files:
             for r in summary_rows(doc):
                 rows.append((r, path, doc))
         rows.sort(key=lambda t: -t[0]["throughput_iqm"])
         for r, path, doc in rows:
-            parts.append(f"| {r['method']} | {r['kind']} | {r['runs']} | {_ci(r, 'throughput_iqm')} | "
-                         f"{_ci(r, 'throughput_mean')} | {_ci(r, 'throughput_optimality_gap')} | "
-                         f"{_ci(r, 'throughput_p_improvement')} | {_ci(r, 'realtime_iqm')} | {r['decision_ms']:.3f} |")
+            info = doc["methods"][r["method"]]
+            seeds = str(r["runs"]) + (f" ({info['seed_streams']})" if info["kind"] == "agent" else "")
+            parts.append(f"| {r['method']} | {r['kind']} | {seeds} | {_training(info)} | {_ci(r, 'throughput_iqm')} | "
+                         f"{_ci(r, 'throughput_shortfall')} | {_ci(r, 'throughput_p_improvement_over_best_rival')} | "
+                         f"{_ci(r, 'throughput_p_improvement_over_reference')} | {_ci(r, 'realtime_iqm')} | "
+                         f"{r['decision_ms']:.3f} |")
         parts.append("")
         for path, doc in files:
             m = doc["machine"]
@@ -76,6 +111,8 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
                       f"on {m['cpus']} cores ({m['processor']}, {m['platform']}), {m.get('workers', 1)} worker(s), "
                       f"thread settings {json.dumps(m['threads'])}; msenv {doc['msenv_version']}."
                       + (" Agents: " + "; ".join(learned) + "." if learned else "")
+                      + f" Code: commit {(doc['code'].get('commit') or 'unknown')[:10]}"
+                      + (" (dirty)" if doc["code"].get("dirty") else "") + "."
                       + (f" {doc['note']}" if doc.get("note") else ""), ""]
             if figures:
                 parts += [f"[![{name} aggregates and performance profile]({figures}/{path.stem}.png)]"

@@ -83,7 +83,8 @@ def test_no_training_validation_or_results_seed_reaches_the_test_block():
         for action in parser._actions:
             if "seed" in action.dest and isinstance(action.default, int):
                 assert action.default + SPAN < TEST_SEEDS.start
-    assert not any("seed" in a.dest for a in benchmark.build_parser()._actions)  # a suite's seeds are its own
+    # a suite's seeds are its own: the one seed option draws which stored episodes --check replays
+    assert [a.dest for a in benchmark.build_parser()._actions if "seed" in a.dest] == ["replay_seed"]
 
 
 def test_cells_and_suites_refuse_bad_values_naming_them():
@@ -130,23 +131,30 @@ def test_scores_and_aggregates_match_an_independent_computation():
 
     res = _run()
     eps = {(r["method"], r["cell"], r["episode"]): r for r in res["episodes"]}
+    rivals = res["statistics"]["rivals"]["throughput"]
+    assert rivals["reference"] == "greedy-saa"
+    best = max(("greedy-saa", "computation-only", "optimal-uniform", "fixed-2"),
+               key=lambda m: stats.trim_mean(np.ravel(res["scores"]["throughput"][m]), 0.25))
+    assert rivals["best_rival"] == best
     for m in ("computation-only", "fixed-2"):
         s = np.array(res["scores"]["throughput"][m])
+        assert s.shape == (1, 3, 2)  # runs, episodes, cells
         for j, cell in enumerate(("a", "b")):
             for e in range(3):
-                assert s[e, j] == eps[(m, cell, e)]["throughput"] / eps[("greedy-saa", cell, e)]["throughput"]
+                assert s[0, e, j] == eps[(m, cell, e)]["throughput"] / eps[("greedy-saa", cell, e)]["throughput"]
         agg = res["aggregates"]["throughput"][m]
         assert agg["iqm"][0] == pytest.approx(stats.trim_mean(s.ravel(), 0.25))
         assert agg["mean"][0] == pytest.approx(s.mean())
-        assert agg["optimality_gap"][0] == pytest.approx(np.maximum(1 - s, 0).mean())
-        ref = np.ones_like(s)
-        # P(X > Y), per cell over all pairs of runs (ties count half), averaged over cells
-        p = np.mean([np.mean([(x > y) + 0.5 * (x == y) for x in s[:, j] for y in ref[:, j]]) for j in range(2)])
-        assert agg["p_improvement"][0] == pytest.approx(p)
+        assert agg["shortfall"][0] == pytest.approx(np.maximum(1 - s, 0).mean())
+        for key, rival in rivals.items():
+            y = np.array(res["scores"]["throughput"][rival])
+            # P(X > Y): per test episode (cell, episode) over all pairs of runs (ties count half), averaged
+            p = np.mean([(x > v) + 0.5 * (x == v) for x, v in zip(s.reshape(-1), y.reshape(-1))])
+            assert agg[f"p_improvement_over_{key}"][0] == pytest.approx(p)
         for name, (pt, lo, hi) in agg.items():
             assert lo <= pt + 1e-12 and pt <= hi + 1e-12, name
     ref = res["aggregates"]["throughput"]["greedy-saa"]
-    assert ref["iqm"] == [1.0, 1.0, 1.0] and ref["p_improvement"][0] == 0.5
+    assert ref["iqm"] == [1.0, 1.0, 1.0] and ref["p_improvement_over_reference"][0] == 0.5
 
 
 def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, small_suite):
@@ -155,7 +163,7 @@ def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, 
     res = json.loads(json.dumps(_run(("computation-only",)), default=float))
     check_result(res)
     bad = copy.deepcopy(res)
-    bad["scores"]["throughput"]["computation-only"][0][0] *= 1.5
+    bad["scores"]["throughput"]["computation-only"][0][0][0] *= 1.5
     with pytest.raises(ValueError, match="do not follow from the episodes"):
         check_result(bad)
     bad = copy.deepcopy(res)
@@ -164,7 +172,11 @@ def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, 
         check_result(bad)
     bad = copy.deepcopy(res)
     bad["aggregates"]["throughput"]["computation-only"]["iqm"][0] = 2.0
-    with pytest.raises(ValueError, match="aggregates"):
+    with pytest.raises(ValueError, match="iqm is"):
+        check_result(bad)
+    bad = copy.deepcopy(res)  # a forged interval: the point kept, the interval narrowed
+    bad["aggregates"]["throughput"]["computation-only"]["mean"][1] += 1e-3
+    with pytest.raises(ValueError, match="computation-only.*mean is"):
         check_result(bad)
     with pytest.raises(ValueError, match="format"):
         check_result({"suite": {}})
@@ -190,7 +202,11 @@ def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path,
     for ext in ("json", "csv", "png"):
         assert (tmp_path / f"paper-v0.{ext}").stat().st_size > 0
     res = json.loads((tmp_path / "paper-v0.json").read_text())
-    assert res["methods"]["gen"] == {"kind": "agent", "sources": [str(agent)], "runs": 1}
+    gen = res["methods"]["gen"]
+    assert (gen["kind"], gen["sources"], gen["runs"], gen["timed"]) == ("agent", [str(agent)], 1, False)
+    from baselines.provenance import sha256
+
+    assert gen["agents"][0]["files"] == {f: sha256(agent / f) for f in ("agent.json", "policy.npz")}
     assert "IQM" in capsys.readouterr().out
     main(["--check", str(tmp_path / "paper-v0.json")])
 
@@ -218,10 +234,10 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
     rows = [line for line in page.splitlines() if line.startswith("| ") and " controller | 1 |" in line]
     assert {r.split(" | ")[0][2:] for r in rows} == {"greedy-saa", "computation-only", "fixed-2"}
-    iqm = {r.split(" | ")[0][2:]: float(r.split(" | ")[3].split()[0]) for r in rows}
+    iqm = {r.split(" | ")[0][2:]: float(r.split(" | ")[4].split()[0]) for r in rows}
     assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
     assert res["command"] in page
-    res["scores"]["throughput"]["fixed-2"][0][0] = -1.0
+    res["scores"]["throughput"]["fixed-2"][0][0][0] = -1.0
     (tmp_path / "paper-v0.json").write_text(json.dumps(res))
     with pytest.raises(ValueError, match="paper-v0.json"):
         leaderboard.load_results(tmp_path)

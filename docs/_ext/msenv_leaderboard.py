@@ -50,7 +50,7 @@ def _on_builder_inited(app) -> None:
     from baselines.leaderboard import load_results, markdown
 
     OUT.parent.mkdir(exist_ok=True)
-    page = HEADER + markdown(load_results(DOCS / "leaderboard"), figures="../leaderboard")
+    page = HEADER + markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard")
     if not OUT.exists() or OUT.read_text() != page:
         OUT.write_text(page)
 
