@@ -42,7 +42,7 @@ from . import provenance, stats
 from .harness import Entry, parse_entry, run_episode
 from .parallel import connect_or_exit, parallel_map
 from .report import write_csv, write_json
-from .suites import SUITES, VALIDATION_SUITES, Suite, get_suite
+from .suites import ARCHIVED_SUITES, SUITES, VALIDATION_SUITES, Suite, get_suite
 
 #: the scores computed per episode: name → the EpisodeStats field divided by the reference's
 SCORES = {"throughput": "throughput", "realtime": "realtime_throughput"}
@@ -430,7 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     suites = "\n".join(f"  {s.name:<14} {s.description}" for s in [*SUITES.values(), *VALIDATION_SUITES.values()])
     ap = argparse.ArgumentParser(prog="python -m baselines.benchmark", description=__doc__,
                                  epilog="suites:\n" + suites, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", choices=[*SUITES, *VALIDATION_SUITES], help="the suite to run")
+    ap.add_argument("--suite", choices=[*SUITES, *VALIDATION_SUITES, *ARCHIVED_SUITES], help="the suite to run")
     ap.add_argument("--controllers", nargs="*", default=None, metavar="NAME",
                     help="controllers to score (default: the suite's own list; the reference is always played)")
     ap.add_argument("--agent", nargs="+", action="append", default=[], metavar="[LABEL=]DIR",
