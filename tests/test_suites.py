@@ -105,7 +105,7 @@ def test_cells_and_suites_refuse_bad_values_naming_them():
         c.overrides["p_dl_dbm"] = 3.0  # a suite's content never changes under its name
 
 
-SMALL = Suite("paper-v0", "a small suite for the tests", (
+SMALL = Suite("paper-v1", "a small suite for the tests", (
     Cell("a", "msenv/MultiSpin-v0", 3, 3, TEST_SEEDS.start + 900 * CELL_STRIDE, {"num_devices": 4}),
     Cell("b", "msenv/MultiSpin-Cells-v0", 3, 3, TEST_SEEDS.start + 901 * CELL_STRIDE, {"k_range": [3, 6], "k_max": 6}),
 ))
@@ -187,7 +187,7 @@ def small_suite(monkeypatch):
     from baselines import benchmark, suites
 
     table = dict(suites.SUITES)
-    table["paper-v0"] = SMALL
+    table["paper-v1"] = SMALL
     monkeypatch.setattr(suites, "SUITES", table)
     monkeypatch.setattr(benchmark, "SUITES", table)
 
@@ -197,25 +197,25 @@ def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path,
     from baselines.benchmark import main
 
     agent = ROOT / "agents" / "pretrained" / "cells"
-    main(["--suite", "paper-v0", "--controllers", "computation-only", "--agent", f"gen={agent}", "--out", str(tmp_path),
+    main(["--suite", "paper-v1", "--controllers", "computation-only", "--agent", f"gen={agent}", "--out", str(tmp_path),
           "--no-progress"])
     for ext in ("json", "csv", "png"):
-        assert (tmp_path / f"paper-v0.{ext}").stat().st_size > 0
-    res = json.loads((tmp_path / "paper-v0.json").read_text())
+        assert (tmp_path / f"paper-v1.{ext}").stat().st_size > 0
+    res = json.loads((tmp_path / "paper-v1.json").read_text())
     gen = res["methods"]["gen"]
     assert (gen["kind"], gen["sources"], gen["runs"], gen["timed"]) == ("agent", [str(agent)], 1, False)
     from baselines.provenance import sha256
 
     assert gen["agents"][0]["files"] == {f: sha256(agent / f) for f in ("agent.json", "policy.npz")}
     assert "IQM" in capsys.readouterr().out
-    main(["--check", str(tmp_path / "paper-v0.json")])
+    main(["--check", str(tmp_path / "paper-v1.json")])
 
 
 @pytest.mark.parametrize("args, words", [
     (["--suite", "nope"], "invalid choice"),
-    (["--suite", "paper-v0", "--agent", "/nonexistent"], "/nonexistent"),
-    (["--suite", "paper-v0", "--controllers", "nope"], "nope"),
-    (["--suite", "paper-v0", "--workers", "0"], "--workers"),
+    (["--suite", "paper-v1", "--agent", "/nonexistent"], "/nonexistent"),
+    (["--suite", "paper-v1", "--controllers", "nope"], "nope"),
+    (["--suite", "paper-v1", "--workers", "0"], "--workers"),
     ([], "--suite"),
     (["--check", "/nonexistent.json"], "/nonexistent.json"),
 ])
@@ -229,8 +229,8 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     from baselines import benchmark, leaderboard
 
     res = json.loads(json.dumps(_run(("computation-only", "fixed-2")), default=float))
-    res["command"] = "python -m baselines.benchmark --suite paper-v0 --controllers computation-only fixed-2"
-    (tmp_path / "paper-v0.json").write_text(json.dumps(res))
+    res["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only fixed-2"
+    (tmp_path / "paper-v1.json").write_text(json.dumps(res))
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
     rows = [line for line in page.splitlines() if line.startswith("| ") and " controller | 1 |" in line]
     assert {r.split(" | ")[0][2:] for r in rows} == {"greedy-saa", "computation-only", "fixed-2"}
@@ -238,10 +238,10 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
     assert res["command"] in page
     res["scores"]["throughput"]["fixed-2"][0][0][0] = -1.0
-    (tmp_path / "paper-v0.json").write_text(json.dumps(res))
-    with pytest.raises(ValueError, match="paper-v0.json"):
+    (tmp_path / "paper-v1.json").write_text(json.dumps(res))
+    with pytest.raises(ValueError, match="paper-v1.json"):
         leaderboard.load_results(tmp_path)
-    assert benchmark.RESULT_FORMAT in (tmp_path / "paper-v0.json").read_text()
+    assert benchmark.RESULT_FORMAT in (tmp_path / "paper-v1.json").read_text()
 
 
 def test_the_validation_suite_lies_outside_the_test_block_and_off_the_leaderboard():
