@@ -46,6 +46,8 @@ DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
 #: exit code when training stops on an I/O error (sysexits' EX_IOERR)
 EXIT_IO_ERROR = 74
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
+#: the EvalCallback's four episodes during training start at --eval-seed + this (apart from the held-out ones)
+EVAL_CALLBACK_OFFSET = 50_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--n-envs", type=int, default=16, help="parallel environments (default 16)")
     tr.add_argument("--vec-env", default="batched", choices=("batched", "subproc", "dummy"),
                     help="batched: native batched env in-process (fastest); subproc: SubprocVecEnv (spawn)")
-    tr.add_argument("--seed", type=int, default=0, help="training seed (envs seed .. seed+n_envs-1, PPO)")
+    tr.add_argument("--seed", type=int, default=0, help="training seed: PPO's, and the root of its envs' seeds (independent SeedSequence children)")
     tr.add_argument("--learning-rate", type=float, help="PPO learning rate (default 3e-4)")
     tr.add_argument("--n-steps", type=int, help="PPO rollout steps per env (default 64)")
     tr.add_argument("--batch-size", type=int, help="PPO minibatch (default 256)")
@@ -159,6 +161,15 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     for name in ("seed", "eval_seed"):
         if getattr(args, name) < 0:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 0")
+    from baselines.suites import reserved_overlap
+
+    for flag, seeds in (("--seed", range(args.seed, args.seed + 1)),
+                        ("--eval-seed", range(args.eval_seed, args.eval_seed + args.eval_episodes)),
+                        ("--eval-seed", range(args.eval_seed + EVAL_CALLBACK_OFFSET, args.eval_seed + EVAL_CALLBACK_OFFSET + 4))):
+        clash = reserved_overlap(seeds)
+        if clash:
+            ap.error(f"{flag} {getattr(args, flag[2:].replace('-', '_'))} is invalid: {clash}, kept for the "
+                     "benchmark's suites (baselines.suites); allowed: any other seed")
     for name in ("n_steps", "batch_size", "n_epochs"):
         val = getattr(args, name)
         if val is not None and val < 1:
@@ -485,14 +496,14 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     from agents.callbacks import MetricsCallback
     from agents.checkpoint import GracefulStop, RunSafetyCallback, ThreadIOErrors, load_resumable, save_resumable
     from agents.controller import save_agent
-    from agents.envs import attach_reference, normalize, stack_frames, training_env
+    from agents.envs import attach_reference, normalize, stack_frames, training_env, training_seeds
     from agents.ppo import DEFAULT_PPO, make_ppo
 
     out = run.out
     params = ppo_overrides(args)
     gamma = params.get("gamma", DEFAULT_PPO["gamma"])
     done_steps = int(run.state.get("num_timesteps", 0))
-    # a resumed run plays fresh episodes: env seeds continue after the steps already done
+    # independent streams per training seed; a resumed run takes fresh children of the same tree
     reward = getattr(args, "reward", None)
     set_like = params.get("policy") in ("set", "budget")  # reads raw observations (no per-entry statistics)
     lam = base.refs["greedy_saa"]["throughput"] * cfg.reward_scale if reward == "throughput" else None
@@ -501,7 +512,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
         from agents.setpolicy import set_layout
 
         params["policy_kwargs"] = {**set_layout(cfg), **(params.get("policy_kwargs") or {})}
-    raw_venv = training_env(cfg, args.n_envs, args.seed + done_steps, args.vec_env, policy, reward, lam)
+    raw_venv = training_env(cfg, args.n_envs, training_seeds(args.seed, args.n_envs, done_steps), args.vec_env, policy,
+                            reward, lam)
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
@@ -528,7 +540,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
     attach_reference(raw_venv, model)  # a counterfactual reward's reference: the policy's own action
-    eval_env = stack_frames(normalize(training_env(cfg, 4, args.eval_seed + 50_000, "batched", policy, reward, lam,
+    eval_env = stack_frames(normalize(training_env(cfg, 4, args.eval_seed + EVAL_CALLBACK_OFFSET, "batched", policy, reward, lam,
                                                    evaluation=True), gamma, training=False, norm_obs=not set_like),
                             args.frame_stack)
     metrics = MetricsCallback(base.refs)
@@ -566,10 +578,23 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     extra = {"ppo": {**DEFAULT_PPO, **params}, "timesteps": int(model.num_timesteps), "frame_stack": args.frame_stack,
              "reward": getattr(args, "reward", None) or "goodput"}
     agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
+    _write_training_record(agent_dir, args, int(model.num_timesteps), None if args.resume else seconds)
     checkpoint()
     model.get_env().close()
     return Trained(agent_dir, metrics.history, seconds, int(model.num_timesteps),
                    stop.signal_name if stop.requested else None)
+
+
+def _write_training_record(agent_dir, args: argparse.Namespace, timesteps: int, wall_s: float | None) -> None:
+    """``training.json`` beside the agent: seed, steps, wall time (``None`` for a resumed run, whose
+    earlier sessions' time is not kept), threads, machine, the code's commit and the command."""
+    from baselines.provenance import TRAINING_FILE, training_record
+    from baselines.report import write_json
+
+    rec = training_record(seed=args.seed, timesteps=timesteps, wall_s=wall_s, torch_threads=args.torch_threads,
+                          command="python " + " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("train.py")
+                          else "python train.py", env_id=args.env_id)
+    write_json(rec, Path(agent_dir) / TRAINING_FILE)
 
 
 def _stop_on_io_error(e: OSError, model, checkpoint, run: Run) -> Trained:

@@ -11,6 +11,7 @@ or, for a base with the model §11 dynamics, the ``DummyVecEnv``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,23 @@ class _SingleFactory:
         return Monitor(RoundMetrics(make_env(self.config)), info_keywords=MONITOR_KEYS)
 
 
-def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched") -> VecEnv:
-    """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1``."""
+def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
+    """The seeds of a training run's ``n_envs`` environments for training seed ``seed``
+    (:func:`msenv.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
+    seeds share a stream, each above every reserved block. A run resumed after ``resumed_at`` steps
+    takes the children of key ``(1, resumed_at)`` — fresh streams of the same tree, independent of
+    the ones before the stop (the environments' generator states are not checkpointed)."""
+    from msenv.seeding import derived_seeds
+
+    return derived_seeds(seed, n_envs, 1, resumed_at) if resumed_at else derived_seeds(seed, n_envs, 0)
+
+
+def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int],
+                 kind: str = "batched") -> VecEnv:
+    """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1`` (an
+    integer, as SB3's ``VecEnv.seed``) or by a list of one seed per env (:func:`training_seeds`)."""
+    if not isinstance(seed, (int, np.integer)) and len(seed) != n_envs:
+        raise ValueError(f"seed list has {len(seed)} entries; expected n_envs={n_envs}")
     if kind not in VEC_KINDS:
         raise ValueError(f"vec env kind={kind!r} is invalid; allowed: {', '.join(VEC_KINDS)}")
     if kind == "batched" and isinstance(config, CellConfig) and not config.base.is_paper_scenario:
@@ -52,7 +68,10 @@ def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind
         venv = SubprocVecEnv([_SingleFactory(config) for _ in range(n_envs)], start_method="spawn")
     else:
         venv = DummyVecEnv([_SingleFactory(config) for _ in range(n_envs)])
-    venv.seed(seed)
+    if isinstance(seed, (int, np.integer)):
+        venv.seed(int(seed))
+    else:  # SB3's VecEnvs (and SB3VecEnv) seed their next reset from ``_seeds``
+        venv._seeds = [int(s) for s in seed]
     return venv
 
 
@@ -186,7 +205,7 @@ class CounterfactualReward(VecEnvWrapper):
         return obs, out.astype(np.float32), done, infos
 
 
-def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int, kind: str = "batched",
+def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int], kind: str = "batched",
                  policy: str = "mlp", reward: str | None = None, lam: float | None = None,
                  evaluation: bool = False) -> VecEnv:
     """The VecEnv PPO trains on (before ``VecNormalize``), as ``train.py`` builds it:

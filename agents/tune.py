@@ -64,12 +64,12 @@ def trainable(params: dict[str, Any]) -> None:
     import torch
     from ray import tune
 
-    from agents.envs import make_vec_env, normalize
+    from agents.envs import make_vec_env, normalize, training_seeds
     from agents.ppo import make_ppo
 
     torch.set_num_threads(1)
     cfg = SystemConfig.from_dict(params["config"])
-    venv = normalize(make_vec_env(cfg, params["n_envs"], params["seed"]), gamma=0.0)
+    venv = normalize(make_vec_env(cfg, params["n_envs"], training_seeds(params["seed"], params["n_envs"])), gamma=0.0)
     width = int(params["width"])
     model = make_ppo(venv, seed=params["seed"], learning_rate=params["learning_rate"], n_steps=int(params["n_steps"]),
                      action_prior=params["action_prior"],
@@ -145,6 +145,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     for name in ("samples", "seeds", "timesteps", "chunk", "n_envs", "eval_episodes"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    from baselines.suites import reserved_overlap
+
+    clash = reserved_overlap(range(args.eval_seed, args.eval_seed + args.eval_episodes))
+    if clash:
+        ap.error(f"--eval-seed {args.eval_seed} is invalid: {clash}, kept for the benchmark's suites; "
+                 "allowed: any other seed")
     overrides: dict[str, Any] = {}
     if args.quick:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)

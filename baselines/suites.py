@@ -13,7 +13,7 @@ seed defaults and every seed written in the code and docs). Train and select on 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -25,6 +25,27 @@ TEST_SEEDS = range(1_000_000, 2_000_000)
 #: the validation suite's seeds (choosing among trained agents): disjoint from the test block, from
 #: training's, train.py's held-out (10000.., 60000..), the demonstrations' (500000..) and the experiments'
 VALIDATION_SEEDS = range(200_000, 300_000)
+#: the reserved blocks, by name: no training, tuning, experiment or train.py evaluation may use them
+RESERVED_SEEDS: Mapping[str, range] = MappingProxyType({"test": TEST_SEEDS, "validation": VALIDATION_SEEDS})
+
+
+def reserved_overlap(seeds: range | Iterable[int]) -> str | None:
+    """``None`` if no seed of ``seeds`` lies in a reserved block; else a phrase naming the first
+    such seed and its block (for a one-line refusal)."""
+    if isinstance(seeds, range):
+        for name, block in RESERVED_SEEDS.items():
+            lo, hi = max(seeds.start, block.start), min(seeds.stop, block.stop)
+            if seeds.step == 1 and lo < hi:
+                return f"seed {lo} lies in the reserved {name} block [{block.start}, {block.stop})"
+        if seeds.step == 1:
+            return None
+    for s in seeds:
+        for name, block in RESERVED_SEEDS.items():
+            if s in block:
+                return f"seed {s} lies in the reserved {name} block [{block.start}, {block.stop})"
+    return None
+
+
 #: seeds between two cells' first seeds (a cell may have at most this many episodes)
 CELL_STRIDE = 1_000
 
@@ -212,4 +233,5 @@ def get_suite(name: str) -> Suite:
     return every[name]
 
 
-__all__ = ["ARCHIVED_SUITES", "CELL_STRIDE", "Cell", "SUITES", "Suite", "TEST_SEEDS", "get_suite"]
+__all__ = ["ARCHIVED_SUITES", "CELL_STRIDE", "Cell", "RESERVED_SEEDS", "SUITES", "Suite", "TEST_SEEDS", "VALIDATION_SEEDS",
+           "get_suite", "reserved_overlap"]

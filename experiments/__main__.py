@@ -66,6 +66,11 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
     if args.seed < 0:
         ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
+    from baselines.suites import reserved_overlap
+
+    clash = reserved_overlap(range(args.seed, args.seed + args.drops))
+    if clash:
+        ap.error(f"--seed {args.seed} is invalid: {clash}, kept for the benchmark's suites; allowed: any other seed")
     if args.figure != "gap":  # --rounds is each drop's episode_length: the config's range
         try:
             resolve_config("qwen2.5", episode_length=args.rounds)
