@@ -3,6 +3,9 @@
 Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html``. The reference pages
 (environments, configuration, controllers, command lines) are generated from the code when the
 build starts (``docs/_ext/msenv_docs.py``), into ``docs/generated/`` — never edited by hand.
+Measured figures that more than one page prints come from one source, ``docs/figures.toml`` and
+the committed result files it names (``docs/_ext/msenv_figures.py``: the roles ``{measured}``,
+``{iqm}``, ``{sweep}`` and the directive ``sweep-table``; the page ``generated/figures``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ extensions = [
     "sphinx.ext.intersphinx",
     "msenv_docs",
     "msenv_leaderboard",
+    "msenv_figures",
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]

@@ -227,8 +227,10 @@ def paired_rows(episodes: list[dict[str, Any]], agent: str | None = None) -> lis
 
 def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict],
                   labels: dict[str, dict[int, dict]]) -> list[dict[str, Any]]:
-    """``agent``'s episodes ``mine`` against each rival's among ``labels`` at one point."""
-    from scipy import stats
+    """``agent``'s episodes ``mine`` against each rival's among ``labels`` at one point: the mean of
+    the per-episode ratios and the half-width of its paired 95% Student-t interval over the episodes
+    (one agent, so nothing of the training seed's variation)."""
+    from baselines.report import ci95
 
     rows = []
     for rival, theirs in labels.items():
@@ -238,8 +240,7 @@ def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict],
         row = {"cell": cell, "k": k, "agent": agent, "rival": rival, "episodes": len(eps)}
         for metric in ("throughput", "realtime_throughput"):
             x = np.array([mine[e][metric] / theirs[e][metric] for e in eps])
-            half = float(stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))) if len(x) > 1 else 0.0
-            row[f"{metric}_ratio"], row[f"{metric}_ratio_ci95"] = float(x.mean()), half
+            row[f"{metric}_ratio"], row[f"{metric}_ratio_ci95"] = float(x.mean()), ci95(x)
         rows.append(row)
     return rows
 

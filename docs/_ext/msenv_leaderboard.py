@@ -21,24 +21,45 @@ validation or results command of the repository uses (a test checks it). Every m
 every cell on the same seeds. An episode's score is its long-run throughput (Σ tokens / Σ time)
 divided by the suite's reference controller's on the same episode; the real-time score counts
 each decision's wall time into the round. A learned method is several agent directories, one per
-training seed; its runs are its (training seed, test episode) pairs. Aggregates over the cells —
-interquartile mean (IQM), mean, optimality gap below 1, and the probability of improvement over
-the reference — come with 95% stratified-bootstrap confidence intervals (resampling runs within
-each cell; `rliable`, Agarwal et al., NeurIPS 2021; 2,000 resamples, seeded). Decision times,
+training seed; each seed plays the same test episodes. Aggregates over the cells — interquartile
+mean (IQM), mean, the shortfall below the reference (the mean of max(0, 1 − score)), and the
+probability of improvement (rliable's: the chance that the row beats a rival on a test episode,
+over all pairs of their training seeds; against the suite's best rival, the controller with the
+highest IQM, and against the reference) — come with 95% percentile intervals of a two-way
+bootstrap (`baselines.stats`): each resample draws the training seeds of every method with
+replacement, and the test episodes of every cell with replacement, shared by all methods, so the
+episode noise that every seed shares is counted once (2,000 resamples, seed 0). A one-seed row's
+interval is over episodes only. The statistics follow `rliable` (Agarwal et al., NeurIPS 2021),
+whose own stratified bootstrap resamples runs only (why not that, below). Decision times,
 and so real-time scores, depend on the machine and its load: each file says where it was run.
+
+**Why a two-way bootstrap.** A method's runs are its training seeds, and every seed plays the
+same test episodes, so its score matrix (seeds × episodes × cells) has two sources of noise: the
+seed it was trained with, and the episodes the suite happened to draw. rliable's bootstrap treats
+the rows of such a matrix as independent runs; reshaping seeds × episodes into rows would count
+each episode's luck once per seed and make a five-seed interval narrower than the noise of the
+episodes alone. Resampling seeds (within each method) and episodes (within each cell, the same
+draw for every method) keeps both: the interval answers "would this hold with other training
+seeds and other test episodes". The probability of improvement is resampled the same way; its
+tasks are the (cell, episode) pairs, as rliable's are its tasks. `tests/test_stats.py` checks the
+bootstrap against rliable where they coincide and against a brute-force enumeration of every
+resample of a small matrix.
 
 **Add your row.** Run the suite with your agents (one directory per training seed, in the
 portable format that `train.py` writes) or your registered controller:
 
 ```bash
-python -m baselines.benchmark --suite paper-v0 --agent mine=run0/agent run1/agent run2/agent run3/agent run4/agent --out results/benchmark
-python -m baselines.benchmark --check results/benchmark/paper-v0.json
+python -m baselines.benchmark --suite paper-v1 --agent mine=run0/agent run1/agent run2/agent run3/agent run4/agent --out results/benchmark
+python -m baselines.benchmark --check results/benchmark/paper-v1.json
 ```
 
 and add the JSON file (and its PNG) to `docs/leaderboard/` under a new name. The result file
 holds the suite as it was run (checked against the suite's definition), the machine, the command,
-every episode's statistics, the score matrices and the aggregates; the check recomputes the
-scores from the episodes and the aggregates from the scores.
+every episode's statistics, the score matrices, the aggregates with their intervals, and each
+method's provenance (the code's commit, each agent's decision-file hashes and training record).
+The check recomputes the scores from the episodes, every aggregate and interval from the scores,
+and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
+changed since it was measured.
 
 """
 
