@@ -44,7 +44,7 @@ def test_readme_prints_the_figures_it_shares_with_the_site(source):
     # the figures README states: the main job's wall and result, the generalist's test-suite scores
     # (its rival's beside it) and the sweep's headline
     assert {"main-job-wall", "main-job-ratio", "cells-weak-hetero-200", "cells-in-budget-ppo", "cells-out-budget-ppo",
-            "cells-in-local-search", "cells-in-budget-ppo-over-local-search"} <= found
+            "cells-in-local-search", "cells-in-p-over-local-search"} <= found
 
 
 def test_a_doctored_figure_is_caught(source):

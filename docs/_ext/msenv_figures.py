@@ -314,7 +314,7 @@ def figures_page(entries: dict[str, dict]) -> str:
              "their result files (the leaderboard, `docs/figures/cells/`).", ""]
     for name, e in entries.items():
         p = provenance(name, e)
-        lines += [f"## `{name}`", "", f"**{value(name, e)}** — {p['what']}", ""]
+        lines += [f"## {name}", "", f"**{value(name, e)}** — {p['what']}", ""]  # plain text: the TOC wraps it
         lines.append(f"- measured for: {p['version'] or '—'}" + (f", {p['measured']}" if p["measured"] else ""))
         lines.append(f"- machine: {p['machine'] or '—'}")
         lines.append(f"- command: `{p['command']}`" if p["command"].startswith("python ") or
