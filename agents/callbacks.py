@@ -42,6 +42,7 @@ class MetricsCallback(BaseCallback):
                 continue
             self._acc["goodput"].append(float(info["goodput"]))
             self._acc["latency"].append(float(info["latency"]))
+            self._acc["round_tokens"].append(float(info["round_tokens"]))
             self._acc["t_com"].append(float(info["t_com"]))
             for key in SUMMARY_KEYS:
                 if key in info:
@@ -54,7 +55,7 @@ class MetricsCallback(BaseCallback):
         g, lat = np.array(self._acc["goodput"]), np.array(self._acc["latency"])
         row = {
             "goodput": float(g.mean()),
-            "throughput": float((g * lat).sum() / lat.sum()),  # Σ tokens / Σ time
+            "throughput": float(np.sum(self._acc["round_tokens"]) / lat.sum()),  # Σ tokens / Σ time
             "t_com_ms": 1e3 * float(np.mean(self._acc["t_com"])),
         }
         for key in SUMMARY_KEYS:

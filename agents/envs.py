@@ -194,7 +194,7 @@ class CounterfactualReward(VecEnvWrapper):
             return obs, rew, done, infos
         n_ref, t_ref = self._ref
         t = np.array([info["latency"] for info in infos], dtype=np.float64)
-        n = np.array([info["goodput"] for info in infos], dtype=np.float64) * t
+        n = np.array([info["round_tokens"] for info in infos], dtype=np.float64)
         self._sums += np.stack([n_ref, t_ref, np.ones_like(t)])
         mean_n, mean_t = self._sums[0] / self._sums[2], self._sums[1] / self._sums[2]
         out = (n - n_ref) / mean_n - (t - t_ref) / mean_t

@@ -94,13 +94,16 @@ def round_summary(gamma: np.ndarray, modes: np.ndarray, num_devices: np.ndarray 
 
 
 class RoundMetrics(gym.Wrapper):
-    """Adds the :data:`SUMMARY_KEYS` scalars to ``info`` (for Monitor / loggers)."""
+    """Adds the :data:`SUMMARY_KEYS` scalars and ``round_tokens`` (Σ_k N_k, the round's tokens) to
+    ``info`` (for Monitor, loggers and rewards built on the tokens), as the SB3 adapter's ``info``
+    holds them."""
 
     def step(self, action):
         obs, reward, term, trunc, info = self.env.step(action)
         k = info.get("num_devices", len(info["modes"]))  # a cell generator pads after the K devices
         summ = round_summary(np.asarray(action)[..., :k], info["modes"][..., :k])
         info.update({k: float(v) for k, v in summ.items()})
+        info["round_tokens"] = float(np.sum(info["tokens"]))
         return obs, reward, term, trunc, info
 
 
@@ -109,7 +112,7 @@ def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> di
     the episode's totals *before* this round (the dict holds them after it)."""
     t_draft, t_verify, t_com, latency, goodput = (float(res.t_draft[i]), float(res.t_verify[i]), float(res.t_com[i]),
                                                   float(res.latency[i]), float(res.goodput[i]))
-    ep_tokens += float(res.total_tokens[i]) if res.total_tokens is not None else float(res.tokens[i].sum())
+    ep_tokens += float(res.total_tokens[i])
     ep_time += latency
     out = {
         "tokens": res.tokens[i],

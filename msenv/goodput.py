@@ -36,12 +36,12 @@ class RoundResult:
     t_com: np.ndarray  #: s [...]
     latency: np.ndarray  #: s [...]  T = t_draft + t_verify + t_com
     goodput: np.ndarray  #: tokens/s [...]  G = Σ_k N_k / T
+    #: int [..., K] tokens generated (A_k + 1 in the batch), before any request-end cap
+    served: np.ndarray
+    #: [...] Σ_k tokens of each round (as float)
+    total_tokens: np.ndarray
     #: model §11 truth of the round (true α, correction-time gains, request ends), else None
     info: dict | None = None
-    #: int [..., K] tokens generated (A_k + 1 in the batch), before any request-end cap
-    served: np.ndarray | None = None
-    #: [...] Σ_k tokens of each round (as float)
-    total_tokens: np.ndarray | None = None
 
 
 def communication_time(

@@ -59,11 +59,6 @@ def _latencies(gamma, t_draft, cfg: SystemConfig | None) -> tuple[np.ndarray, np
     return t_d.reshape(lead), t_v.reshape(lead)
 
 
-def draft_latency(gamma: np.ndarray, t_draft: np.ndarray) -> np.ndarray:
-    """max_k γ_k · T_k^dft: the server waits for the slowest device (last axis = devices)."""
-    return _latencies(gamma, t_draft, None)[0]
-
-
 def verify_latency(gamma: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """T_ver = T0 + T1·K_batch + T2·Σγ + T3·K_batch·(max γ + 1) (model §4 [R], pluggable through
     the config)."""

@@ -33,8 +33,6 @@ from .config import SystemConfig, check_fields
 from .env import MultiSpinEnv
 from .functional import GLOBAL_FEATURES, device_features
 
-#: local observation size in the paper scenario (model §11 configs add their extra device features)
-LOCAL_OBS = 5 + GLOBAL_FEATURES + 3
 REWARD_MODES = ("shared", "per_device")
 
 

@@ -5,7 +5,8 @@
 (call ``seed(s)`` first), ``step_async``/``step_wait``, episodes reset in the step that ends
 them with the last observation in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]``, and an ``"episode"`` entry (``r``, ``l``, ``t``) like
-SB3's ``VecMonitor`` writes, so ``ep_rew_mean`` is logged without another wrapper.
+SB3's ``VecMonitor`` writes, so ``ep_rew_mean`` is logged without another wrapper. Each info holds the
+round's scalars, ``round_tokens`` (Σ_k N_k) and the summary of :func:`msenv.env.round_summary`.
 :func:`what_if` asks any SB3 VecEnv of msenv envs for a counterfactual round on common random
 numbers (the batched envs in one call, single envs one by one).
 """
@@ -61,11 +62,13 @@ class SB3VecEnv(VecEnv):
         obs, rew, term, trunc, info = self.venv.step(self._actions)
         info.update(round_summary(self._actions, info["modes"], info.get("num_devices")))
         done = term | trunc
+        round_tokens = info["tokens"].sum(axis=-1)  # padded slots of a cell generator hold 0
         self._ep_ret += rew
         self._ep_len += 1
         infos: list[dict[str, Any]] = []
         for i in range(self.num_envs):
             d: dict[str, Any] = {k: float(info[k][i]) for k in _SCALAR_INFO + SUMMARY_KEYS}
+            d["round_tokens"] = float(round_tokens[i])
             if "num_devices" in info:  # a cell generator: the K of the round played
                 d["num_devices"] = int(info["num_devices"][i])
             if done[i]:

@@ -150,7 +150,7 @@ class MultiSpinVectorEnv(VectorEnv):
         for g, st in zip(self._gens, saved):
             g.bit_generator.state = st
         _, res = F.step_state(u, self._state, gamma, cfg)
-        tokens = res.total_tokens if res.total_tokens is not None else res.tokens.sum(axis=-1)
+        tokens = res.total_tokens
         return np.where(playing, tokens, 0.0), np.where(playing, res.latency, 0.0)
 
     def _info(self, res, mask: np.ndarray) -> dict[str, Any]:
