@@ -10,12 +10,13 @@ the Beta posterior of the request's α (``belief="beta"``), or, with the chain, 
 of (request α on a grid, easy/hard state) — exact Bayes on the grid (``belief="grid"``).
 
 :func:`reset_fields` draws the §11 part of a new episode; :func:`step` plays a round of a
-§11 config in one compiled kernel (:func:`dynamic_rows`).
+§11 config in one compiled kernel (:func:`round_rows_of`, entered through :func:`dynamic_rows`).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -103,11 +104,78 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
 
 
 # ---------------------------------------------------------------------- the step
+class Inputs(NamedTuple):
+    """The state a §11 round reads (arrays [B, K] unless noted; a part the config leaves off is a
+    stand-in array: :data:`NO_COMPLEX` and the like)."""
+
+    alpha: np.ndarray  #: the round's true α
+    t_draft: np.ndarray  #: T_k^dft, s per token
+    beta: np.ndarray  #: large-scale gains
+    g_ul: np.ndarray  #: the decision's UL gains
+    g_dl: np.ndarray  #: the decision's DL gains
+    p_ul: np.ndarray  #: [B] UL power budget, W
+    p_dl: np.ndarray  #: [B] DL power budget, W
+    h: np.ndarray  #: complex [B, L, K] decision-time gains (Gauss–Markov)
+    w: np.ndarray  #: complex [B, L, K] decision → correction innovations (Gauss–Markov)
+    doppler: np.ndarray  #: f_D, Hz (Gauss–Markov)
+    alpha_req: np.ndarray  #: the request's α (requests)
+    remaining: np.ndarray  #: int, tokens left in the request (requests)
+    hard: np.ndarray  #: bool, the chain's state (the chain)
+    task: np.ndarray  #: int, the request's task
+    req_index: np.ndarray  #: int, index of the current request (requests)
+    req_pool: np.ndarray  #: [B, K, pool, 3] the reset's next requests: task, length, α's uniform
+    post_a: np.ndarray  #: Beta posterior a (belief="beta")
+    post_b: np.ndarray  #: Beta posterior b (belief="beta")
+    belief: np.ndarray  #: [B, K, grid, 2] the chain filter's belief (belief="grid")
+    static_obs: np.ndarray  #: float32 [B, obs] the observation's per-episode entries
+
+
+class Tables(NamedTuple):
+    """The config's constants of a §11 round (:func:`_constants`)."""
+
+    offsets: np.ndarray  #: int, :class:`~msenv.slots.StepDraws` offsets into a step's uniforms
+    consts: np.ndarray  #: :class:`~msenv.slots.RoundParams` then :class:`~msenv.slots.StepParams`
+    cells: np.ndarray  #: the grid belief's α cells
+    likelihoods: np.ndarray  #: the grid filter's likelihoods
+    prior: np.ndarray  #: per task, the grid belief of a new request
+    task_table: np.ndarray  #: per task, the Beta prior (a, b) of a request's α and its mean length
+
+
+class Outputs(NamedTuple):
+    """The blocks a §11 round writes (:mod:`msenv.slots` names their rows)."""
+
+    ints: np.ndarray  #: int64 :class:`~msenv.slots.Ints` rows [rows, B, K]
+    reals: np.ndarray  #: :class:`~msenv.slots.Reals` rows of the round kernel
+    rejected: np.ndarray  #: bool [B, K]
+    modes: np.ndarray  #: int8 [B, K]
+    per_round: np.ndarray  #: :class:`~msenv.slots.PerRound` rows [rows, B]
+    flt: np.ndarray  #: :class:`~msenv.slots.DynamicFloats` rows [rows, B, K]
+    flags: np.ndarray  #: :class:`~msenv.slots.DynamicFlags` rows [rows, B, K]
+    hc: np.ndarray  #: complex :class:`~msenv.slots.ComplexRows` rows [rows, B, L, K]
+    belief_next: np.ndarray  #: the grid belief after the round
+    obs: np.ndarray  #: float32 [B, obs] the next observation
+
+
 @njit(cache=True, error_model="numpy")
-def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
-                 task, req_index, req_pool, post_a, post_b, belief, static_obs, gamma, consts, cells, likelihoods,
+def dynamic_rows(u, gamma, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard,
+                 task, req_index, req_pool, post_a, post_b, belief, static_obs, offsets, consts, cells, likelihoods,
                  prior, task_table, ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs):
-    """A model §11 round over rows (compiled), the whole step:
+    """The compiled entry of :func:`round_rows_of`: ``dynamic_rows(u, gamma, *inputs, *tables,
+    *outputs)`` — its parameters are the fields of :class:`Inputs`, :class:`Tables` and
+    :class:`Outputs` in order (a test holds them to it). Arrays cross from Python one by one, which
+    numba dispatches faster than a NamedTuple of them (≈ 4 µs a step); inside, the round reads
+    them by name."""
+    round_rows_of(u, gamma,
+                  Inputs(alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w, doppler, alpha_req, remaining, hard, task,
+                         req_index, req_pool, post_a, post_b, belief, static_obs),
+                  Tables(offsets, consts, cells, likelihoods, prior, task_table),
+                  Outputs(ints, reals, rejected, modes, per_round, flt, flags, hc, belief_next, obs))
+
+
+@njit(cache=True, error_model="numpy")
+def round_rows_of(u, gamma, state, tables, out):
+    """A model §11 round over rows (compiled), the whole step, reading ``state``
+    (:class:`Inputs`) and ``tables`` (:class:`Tables`) and writing ``out`` (:class:`Outputs`):
 
     1. outcomes; with the Gauss–Markov channel the correction-time gains
        h(t0 + T_cmp(γ)) = ρ₁h + √(1 − ρ₁²)w, ρ₁ = J0(2π f_D T_cmp(γ));
@@ -118,11 +186,15 @@ def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w,
        of the reset pool (past the pool: from the step's draws);
     4. the next observation.
 
-    Blocks (:mod:`msenv.slots`): ``offsets`` :class:`StepDraws`, ``consts`` :class:`RoundParams`
-    then :class:`StepParams` (:func:`msenv.state.step_constants`); writes the step rows of ``ints`` (:class:`Ints`), ``flt``
-    (:class:`DynamicFloats`), ``flags`` (:class:`DynamicFlags`), ``hc`` (:class:`ComplexRows`),
-    ``belief_next`` and ``obs``. ``task_table`` holds per task the Beta prior (a, b) of a
-    request's α and its mean length."""
+    ``u`` [B, step draws] are the step's uniforms and ``gamma`` [B, K] the draft lengths."""
+    alpha, t_draft, beta, g_ul, g_dl = state.alpha, state.t_draft, state.beta, state.g_ul, state.g_dl
+    p_ul, p_dl, h, w, doppler = state.p_ul, state.p_dl, state.h, state.w, state.doppler
+    alpha_req, remaining, hard, task = state.alpha_req, state.remaining, state.hard, state.task
+    req_index, req_pool, post_a, post_b, belief = state.req_index, state.req_pool, state.post_a, state.post_b, state.belief
+    offsets, consts, cells = tables.offsets, tables.consts, tables.cells
+    likelihoods, prior, task_table = tables.likelihoods, tables.prior, tables.task_table
+    ints, reals, rejected, modes, per_round = out.ints, out.reals, out.rejected, out.modes, out.per_round
+    flt, flags, hc, belief_next, obs = out.flt, out.flags, out.hc, out.belief_next, out.obs
     n, k = gamma.shape
     n_links = h.shape[1]
     params, step = consts[: len(RP)], consts[len(RP):]
@@ -221,28 +293,27 @@ def dynamic_rows(u, offsets, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, h, w,
                     pa[r, i], pb[r, i] = task_table[t_new, 0], task_table[t_new, 1]
                 elif belief_mode == 2:  # a new request: its prior, the chain at its stationary law
                     belief_next[r, i] = prior[t_new]
-    obs[:] = static_obs
+    obs[:] = state.static_obs
     gain_slots(obs, gn_ul, gn_dl, nf, statistical)
     belief_slots(obs, nf, belief_mode, alpha_next, pa, pb, belief_next, cells, doppler, gm)
 
 
 @functools.lru_cache(maxsize=64)
-def _constants(cfg: SystemConfig) -> tuple[np.ndarray, ...]:
-    """The constant arguments of :func:`dynamic_rows` for ``cfg``: the step-draw offsets, the
-    step's constants, the grid belief's cells, likelihoods and per-task prior (stand-ins
-    without the grid), and per task the Beta prior (a, b) of a request's α and its mean length."""
+def _constants(cfg: SystemConfig) -> Tables:
+    """The :class:`Tables` of :func:`dynamic_rows` for ``cfg`` (the grid belief's parts are
+    stand-ins without the grid)."""
     grid = cfg.belief == "grid"
     g = acceptance.grid_belief(cfg) if grid else {"alpha": NO_CELLS, "likelihoods": _NO_LIK, "prior": NO_BELIEF}
     tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration),
                              cfg.request_mean_tokens])
-    return step_offsets(cfg), step_constants(cfg), g["alpha"], g["likelihoods"], g["prior"], tasks
+    return Tables(step_offsets(cfg), step_constants(cfg), g["alpha"], g["likelihoods"], g["prior"], tasks)
 
 
 #: stand-ins for the state arrays of the §11 parts a config leaves off (the kernel takes arrays)
-_NO_COMPLEX = np.zeros((3, 1, 1, 1), complex)
-_NO_INTS = np.zeros((1, 1), np.int64)
-_NO_BOOLS = np.zeros((1, 1), np.bool_)
-_NO_POOL = np.zeros((1, 1, 1, 3))
+NO_COMPLEX = np.zeros((3, 1, 1, 1), complex)
+NO_INTS = np.zeros((1, 1), np.int64)
+NO_BOOLS = np.zeros((1, 1), np.bool_)
+NO_POOL = np.zeros((1, 1, 1, 3))
 _NO_LIK = np.zeros((1, 2, 1, 2))
 
 
@@ -251,21 +322,20 @@ def step(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> t
     holds the round's truth (α, correction-time gains, request ends)."""
     s = state
     n, k = gamma.shape
-    offsets, *consts = _constants(cfg)
     gm, grid, dyn_alpha = s.h is not None, s.belief is not None, s.alpha_req is not None
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=4)
     flt, flags = np.empty((len(DF), n, k)), np.empty((len(DB), n, k), np.bool_)
-    hc = np.empty((len(CR),) + s.h.shape, complex) if gm else _NO_COMPLEX
+    hc = np.empty((len(CR),) + s.h.shape, complex) if gm else NO_COMPLEX
     belief_next = np.empty_like(s.belief) if grid else NO_BELIEF
     obs = np.empty_like(s.static_obs)
-    no_h = _NO_COMPLEX[0]
-    dynamic_rows(u, offsets, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
-                 s.h if gm else no_h, s.w if gm else no_h, s.doppler if gm else NO_FLOATS,
-                 s.alpha_req if dyn_alpha else NO_FLOATS, s.remaining if dyn_alpha else _NO_INTS,
-                 s.hard if s.hard is not None else _NO_BOOLS, s.task, s.req_index if dyn_alpha else _NO_INTS,
-                 s.req_pool if dyn_alpha else _NO_POOL, s.post_a if s.post_a is not None else NO_FLOATS,
-                 s.post_b if s.post_b is not None else NO_FLOATS, s.belief if grid else NO_BELIEF,
-                 s.static_obs, gamma, *consts, *outs, flt, flags, hc, belief_next, obs)
+    no_h = NO_COMPLEX[0]
+    inputs = Inputs(s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w,
+                    s.h if gm else no_h, s.w if gm else no_h, s.doppler if gm else NO_FLOATS,
+                    s.alpha_req if dyn_alpha else NO_FLOATS, s.remaining if dyn_alpha else NO_INTS,
+                    s.hard if s.hard is not None else NO_BOOLS, s.task, s.req_index if dyn_alpha else NO_INTS,
+                    s.req_pool if dyn_alpha else NO_POOL, s.post_a if s.post_a is not None else NO_FLOATS,
+                    s.post_b if s.post_b is not None else NO_FLOATS, s.belief if grid else NO_BELIEF, s.static_obs)
+    dynamic_rows(u, gamma, *inputs, *_constants(cfg), *outs, flt, flags, hc, belief_next, obs)
     res = kernel_result(ints, reals, rej, modes, per_round)
     new = {"g_ul": flt[DF.g_ul_next], "g_dl": flt[DF.g_dl_next], "alpha": flt[DF.alpha_next], "t": s.t + 1,
            "obs": obs}

@@ -126,3 +126,16 @@ def test_slot_tables_number_their_fields_in_order(table, index):
     packed = slots.pack(filled)
     for name in table._fields:
         assert packed[getattr(index, name)] == getattr(filled, name)
+
+
+def test_the_dynamic_kernel_entry_takes_its_structs_fields_in_order():
+    """``dynamic_rows(u, gamma, *inputs, *tables, *outputs)``: the compiled entry's parameters are
+    the fields of the three NamedTuples, in order, so no call site depends on positions."""
+    import inspect
+
+    from msenv import dynamics
+
+    params = list(inspect.signature(dynamics.dynamic_rows.py_func).parameters)
+    assert params == ["u", "gamma", *dynamics.Inputs._fields, *dynamics.Tables._fields, *dynamics.Outputs._fields]
+    inner = list(inspect.signature(dynamics.round_rows_of.py_func).parameters)
+    assert inner == ["u", "gamma", "state", "tables", "out"]
