@@ -20,7 +20,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from . import functional as F
+from .context import RoundContext, validate_action
+from .context import context as round_context
+from .functional import reset_state, step_state, warm_up
+from .observation import obs_size, observe
+from .state import State, reset_draws, step_draws
 from .config import SystemConfig, check_fields, resolve_config
 from .goodput import RoundResult
 from .reactive import MODE_DL, MODE_NONE, MODE_UL
@@ -155,11 +159,11 @@ class MultiSpinEnv(gym.Env):
     def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
-        F.warm_up(self.config)
+        warm_up(self.config)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._build_spaces()
-        self._state: F.State | None = None
+        self._state: State | None = None
         self._last: dict[str, Any] | None = None
         self._last_action: np.ndarray | None = None
         self._renderer = None
@@ -167,9 +171,9 @@ class MultiSpinEnv(gym.Env):
     def _build_spaces(self) -> None:
         cfg = self.config
         self.action_space = spaces.MultiDiscrete(np.full(cfg.num_devices, cfg.gamma_max + 1, dtype=np.int64))
-        self.observation_space = spaces.Box(-1.0, 1.0, shape=(F.obs_size(cfg),), dtype=np.float32)
-        self._n_reset = F.reset_draws(cfg)
-        self._n_step = F.step_draws(cfg)
+        self.observation_space = spaces.Box(-1.0, 1.0, shape=(obs_size(cfg),), dtype=np.float32)
+        self._n_reset = reset_draws(cfg)
+        self._n_step = step_draws(cfg)
         self._u_step = np.empty((1, self._n_step))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
@@ -180,14 +184,14 @@ class MultiSpinEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
-            F.warm_up(self.config)
+            warm_up(self.config)
             self._build_spaces()
-        self._state = F.reset_state(self.np_random.random((1, self._n_reset)), self.config)
+        self._state = reset_state(self.np_random.random((1, self._n_reset)), self.config)
         self._ep_tokens = 0.0
         self._ep_time = 0.0
         self._last = None
         self._last_action = None
-        return F.observe(self._state, self.config)[0], {}
+        return observe(self._state, self.config)[0], {}
 
     def step(self, action):
         """Play one round with draft lengths ``action`` ([K] integers in [0, γ_max]): returns the
@@ -196,16 +200,16 @@ class MultiSpinEnv(gym.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg = self.config
-        gamma = F.validate_action(action, cfg)
+        gamma = validate_action(action, cfg)
         u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
-        self._state, res = F.step_state(u, self._state, gamma[None], cfg)
+        self._state, res = step_state(u, self._state, gamma[None], cfg)
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
         self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
         truncated = bool(self._state.t[0] >= cfg.episode_length)
         reward = info["goodput"] * cfg.reward_scale
-        return F.observe(self._state, cfg)[0], reward, False, truncated, info
+        return observe(self._state, cfg)[0], reward, False, truncated, info
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
@@ -215,34 +219,34 @@ class MultiSpinEnv(gym.Env):
         variate; not something a server could observe."""
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
-        gamma = F.validate_action(action, self.config)
+        gamma = validate_action(action, self.config)
         gen = self.np_random.bit_generator
         saved = gen.state
         u = self.np_random.random(out=np.empty_like(self._u_step))
         gen.state = saved
-        _, res = F.step_state(u, self._state, gamma[None], self.config)
+        _, res = step_state(u, self._state, gamma[None], self.config)
         return float(res.total_tokens[0]), float(res.latency[0])
 
     @property
-    def context(self) -> F.RoundContext:
+    def context(self) -> RoundContext:
         """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what
         controllers act on; under model §11 only what the server can know (posterior of α, the
         CSI its mode shows)."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the context")
-        return F.context(self._state, self.config, 0)
+        return round_context(self._state, self.config, 0)
 
     @property
-    def oracle_context(self) -> F.RoundContext:
+    def oracle_context(self) -> RoundContext:
         """The upcoming round's truth (model §11): true α and the innovations that fix the
         correction-time gains — for explicitly named oracle controllers only. Equals
         :attr:`context` in the paper scenario."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the context")
-        return F.context(self._state, self.config, 0, oracle=True)
+        return round_context(self._state, self.config, 0, oracle=True)
 
     @property
-    def state(self) -> F.State:
+    def state(self) -> State:
         """The functional state (batch of one)."""
         return self._state
 

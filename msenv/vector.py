@@ -26,7 +26,11 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from . import functional as F
+from .context import RoundContext, validate_action
+from .context import context as round_context
+from .functional import reset_state, step_state, warm_up
+from .observation import obs_size, observe
+from .state import State, reset_draws, step_draws
 from .config import SystemConfig, check_fields, resolve_config
 from .env import config_from_options, info_keys
 
@@ -52,17 +56,17 @@ class MultiSpinVectorEnv(VectorEnv):
             raise ValueError(f"render_mode={render_mode!r} is not supported by the vector env; allowed: None")
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode_of(autoreset_mode)}
         self.config = resolve_config(config, **overrides)
-        F.warm_up(self.config)
+        warm_up(self.config)
         self.num_envs = int(num_envs)
         self.render_mode = None
         cfg = self.config
         self.single_action_space = spaces.MultiDiscrete(np.full(cfg.num_devices, cfg.gamma_max + 1, dtype=np.int64))
-        self.single_observation_space = spaces.Box(-1.0, 1.0, shape=(F.obs_size(cfg),), dtype=np.float32)
+        self.single_observation_space = spaces.Box(-1.0, 1.0, shape=(obs_size(cfg),), dtype=np.float32)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._n_reset, self._n_step = F.reset_draws(cfg), F.step_draws(cfg)
+        self._n_reset, self._n_step = reset_draws(cfg), step_draws(cfg)
         self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
-        self._state: F.State | None = None
+        self._state: State | None = None
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._ep_tokens = np.zeros(self.num_envs)
         self._ep_time = np.zeros(self.num_envs)
@@ -74,8 +78,8 @@ class MultiSpinVectorEnv(VectorEnv):
             self._gens[i].random(out=u[i])
         return u
 
-    def _fresh(self, rows: np.ndarray) -> F.State:
-        return F.reset_state(self._draw(self._n_reset, rows), self.config)
+    def _fresh(self, rows: np.ndarray) -> State:
+        return reset_state(self._draw(self._n_reset, rows), self.config)
 
     @property
     def np_random_generators(self) -> list[np.random.Generator]:
@@ -90,24 +94,24 @@ class MultiSpinVectorEnv(VectorEnv):
                 self._gens[i] = seeding.np_random(s)[0]
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
-            F.warm_up(self.config)
-            self._n_reset, self._n_step = F.reset_draws(self.config), F.step_draws(self.config)
+            warm_up(self.config)
+            self._n_reset, self._n_step = reset_draws(self.config), step_draws(self.config)
         self._state = self._fresh(np.arange(self.num_envs))
         self._autoreset[:] = False
         self._ep_tokens[:] = 0.0
         self._ep_time[:] = 0.0
-        return F.observe(self._state, self.config), {}
+        return observe(self._state, self.config), {}
 
     def step(self, actions):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg, n = self.config, self.num_envs
-        gamma = F.validate_action(actions, cfg, batch=n)
+        gamma = validate_action(actions, cfg, batch=n)
         same_step = self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
         resetting = self._autoreset if not same_step else np.zeros(n, dtype=bool)
         stepping = ~resetting
         rows = np.flatnonzero(stepping)
-        state, res = F.step_state(self._draw(self._n_step, rows), self._state, gamma, cfg)
+        state, res = step_state(self._draw(self._n_step, rows), self._state, gamma, cfg)
         self._ep_tokens = np.where(stepping, self._ep_tokens + res.tokens.sum(axis=-1), 0.0)
         self._ep_time = np.where(stepping, self._ep_time + res.latency, 0.0)
         truncated = stepping & (state.t >= cfg.episode_length)
@@ -118,7 +122,7 @@ class MultiSpinVectorEnv(VectorEnv):
             done = np.flatnonzero(truncated)
             if len(done):
                 info["final_obs"] = np.full(n, None, dtype=object)
-                final = F.observe(state, cfg)
+                final = observe(state, cfg)
                 for i in done:
                     info["final_obs"][i] = final[i]
                 info["_final_obs"] = truncated.copy()
@@ -130,7 +134,7 @@ class MultiSpinVectorEnv(VectorEnv):
                 state = state.where(resetting, self._fresh(np.flatnonzero(resetting)))
             self._autoreset = truncated | terminated
         self._state = state
-        return F.observe(state, cfg), rewards, terminated, truncated, info
+        return observe(state, cfg), rewards, terminated, truncated, info
 
     def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
         """Counterfactual evaluation on common random numbers: the tokens [N] and the latency (s)
@@ -141,7 +145,7 @@ class MultiSpinVectorEnv(VectorEnv):
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
         cfg, n = self.config, self.num_envs
-        gamma = F.validate_action(actions, cfg, batch=n)
+        gamma = validate_action(actions, cfg, batch=n)
         playing = np.ones(n, dtype=bool)
         if self.metadata["autoreset_mode"] != AutoresetMode.SAME_STEP:
             playing = ~self._autoreset
@@ -149,7 +153,7 @@ class MultiSpinVectorEnv(VectorEnv):
         u = self._draw(self._n_step, np.flatnonzero(playing))
         for g, st in zip(self._gens, saved):
             g.bit_generator.state = st
-        _, res = F.step_state(u, self._state, gamma, cfg)
+        _, res = step_state(u, self._state, gamma, cfg)
         tokens = res.total_tokens
         return np.where(playing, tokens, 0.0), np.where(playing, res.latency, 0.0)
 
@@ -172,19 +176,19 @@ class MultiSpinVectorEnv(VectorEnv):
         return info
 
     @property
-    def state(self) -> F.State:
+    def state(self) -> State:
         """The batched functional state."""
         return self._state
 
     @property
-    def context(self) -> F.RoundContext:
+    def context(self) -> RoundContext:
         """The upcoming round's inputs of all sub-envs (arrays [N, K]) — what the server knows."""
-        return F.context(self._state, self.config)
+        return round_context(self._state, self.config)
 
     @property
-    def oracle_context(self) -> F.RoundContext:
+    def oracle_context(self) -> RoundContext:
         """The upcoming round's truth of all sub-envs (see ``MultiSpinEnv.oracle_context``)."""
-        return F.context(self._state, self.config, oracle=True)
+        return round_context(self._state, self.config, oracle=True)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._state = None
