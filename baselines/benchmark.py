@@ -31,6 +31,7 @@ import argparse
 import os
 import platform
 import sys
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -40,8 +41,8 @@ import numpy as np
 
 from . import provenance, stats
 from .harness import Entry, parse_entry, run_episode
-from .parallel import connect_or_exit, parallel_map
-from .report import write_csv, write_json
+from .parallel import Stopped, WorkerDied, connect_or_exit, parallel_map, stop_on_signals
+from .report import output_dir_problem, write_csv, write_json
 from .suites import ARCHIVED_SUITES, SUITES, VALIDATION_SUITES, Suite, get_suite
 
 #: the scores computed per episode: name → the EpisodeStats field divided by the reference's
@@ -54,6 +55,10 @@ MAX_REPLAY = 10_000
 #: 2: scores (runs, episodes, cells), two-way bootstrap intervals, probabilities of improvement over the
 #: reference and the best rival, provenance (code, agents' hashes and training records); 1: msenv ≤ 0.5
 FORMAT_VERSION = 2
+#: the most worker processes a run may ask for
+MAX_WORKERS = 64
+#: what a method label may hold (it names a row of the results and of the leaderboard page)
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,11 @@ class Method:
 
 
 def controller_methods(names: Sequence[str]) -> list[Method]:
+    """One method per controller name (``name`` or ``name@policy``, a mode policy played with it);
+    a name given twice is refused."""
+    seen = [n for i, n in enumerate(names) if n in names[:i]]
+    if seen:
+        raise ValueError(f"--controllers {seen[0]} is given twice; allowed: each controller once")
     return [Method(n, "controller", (parse_entry(n),), (n,)) for n in names]
 
 
@@ -85,6 +95,18 @@ def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
         label = Path(first).parent.name if Path(first).name == "agent" else Path(first).name
     if not label or label in taken:
         raise ValueError(f"--agent {' '.join(spec)}: label {label!r} is empty or taken; name it LABEL=DIR")
+    if not LABEL.fullmatch(label):
+        raise ValueError(f"--agent {' '.join(spec)}: label {label!r} is invalid; allowed: up to 64 letters, digits and "
+                         "._+@- (starting with a letter or digit)")
+    from . import REGISTRY
+
+    name = label.partition("@")[0]
+    if name in REGISTRY or re.fullmatch(r"fixed-\d+", name):
+        raise ValueError(f"--agent {' '.join(spec)}: label {label!r} is a controller's name; name the agent otherwise")
+    where = [Path(d).resolve() for d in dirs]
+    twice = [d for i, d in enumerate(dirs) if where[i] in where[:i]]
+    if twice:
+        raise ValueError(f"--agent {' '.join(spec)}: {twice[0]} is given twice; allowed: one directory per training seed")
     entries = []
     for i, d in enumerate(dirs):
         check_agent_dir(d)
@@ -109,7 +131,16 @@ def check_methods(suite: Suite, methods: Sequence[Method]) -> None:
 
 def _episode_job(args):
     entry, config, seed, episode, cell = args
-    return cell, run_episode(entry.factory(), config, seed, entry.label, episode)
+    return cell, run_episode(entry.factory(), _with_policy(config, entry.policy), seed, entry.label, episode)
+
+
+def _with_policy(config, policy: str | None):
+    """The cell's config with the mode policy of a ``name@policy`` controller (else as it is)."""
+    if policy is None:
+        return config
+    if hasattr(config, "k_range"):  # a cell generator: the policy is its base's field
+        return config.replace(base=config.base.replace(mode_policy=policy))
+    return config.replace(mode_policy=policy)
 
 
 def play_suite(suite: Suite, methods: Sequence[Method], workers: int = 1, progress: bool = False,
@@ -125,7 +156,12 @@ def play_suite(suite: Suite, methods: Sequence[Method], workers: int = 1, progre
             for run, entry in enumerate(m.entries):
                 owner[entry.label] = (m.label, run)
                 jobs += [(entry, config, seed, i, cell.name) for i, seed in enumerate(cell.seeds)]
-    out = parallel_map(_episode_job, jobs, workers, progress, desc=suite.name, ray_address=ray_address)
+    try:
+        out = parallel_map(_episode_job, jobs, workers, progress, desc=suite.name, ray_address=ray_address)
+    except WorkerDied as e:
+        entry, _, seed, episode, cell = jobs[min(e.index, len(jobs) - 1)]
+        raise WorkerDied(e.index, f"{entry.label} in cell {cell}, episode {episode} (seed {seed}), or a job after it") \
+            from None
     rows = []
     for cell, stats in out:
         method, run = owner[stats.label]
@@ -283,8 +319,9 @@ def plot(result: dict[str, Any], path: str | Path) -> None:
     axes[3].legend(fontsize=7)
     fig.suptitle(f"{result['suite']['name']} (relative to {result['suite']['reference']})")
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    from .report import atomic_write
+
+    atomic_write(path, lambda fh: fig.savefig(fh, dpi=110, format="png"))
     plt.close(fig)
 
 
@@ -310,9 +347,34 @@ def _structure(result: Any) -> Suite:
         if not isinstance(result.get(key), kind):
             raise ValueError(f"the result has no {key!r} {'object' if kind is dict else 'list'}")
     for m, info in result["methods"].items():
+        if not LABEL.fullmatch(m):
+            raise ValueError(f"method label {m[:80]!r} is invalid; allowed: up to 64 letters, digits and ._+@-")
         if not isinstance(info, dict) or isinstance(info.get("runs"), bool) or not isinstance(info.get("runs"), int) \
                 or not 1 <= info["runs"] <= MAX_RUNS:
             raise ValueError(f"method {m!r}: runs must be an integer in 1 … {MAX_RUNS}")
+        if info.get("kind") not in ("controller", "agent"):
+            raise ValueError(f"method {m!r}: kind={info.get('kind')!r} is invalid; allowed: 'controller', 'agent'")
+        sources = info.get("sources")
+        if not isinstance(sources, list) or len(sources) != info["runs"] or not all(isinstance(s, str) for s in sources):
+            raise ValueError(f"method {m!r}: sources must be a list of {info['runs']} paths or names, one per run")
+    # what the leaderboard page prints of the run
+    command = result.get("command")
+    if command is not None and (not isinstance(command, str) or not command.startswith("python -m baselines.benchmark")):
+        raise ValueError("command must be the string of the run's command (python -m baselines.benchmark …), or null "
+                         "for a run made through the API")
+    wall = result.get("wall_s")
+    if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < 1e9:
+        raise ValueError(f"wall_s={wall!r} is invalid; allowed: the run's wall time in seconds, a number ≥ 0")
+    mach = result.get("machine")
+    if not isinstance(mach, dict) or not all(isinstance(mach.get(k), str) for k in ("platform", "processor")):
+        raise ValueError("machine must be an object with the platform and processor strings")
+    for i, row in enumerate(result["episodes"]):
+        if not isinstance(row, dict) or row.get("method") not in result["methods"]:
+            raise ValueError(f"episode {i}: not an object of one of the file's methods")
+        run = row.get("run")
+        if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < result["methods"][row["method"]]["runs"]:
+            raise ValueError(f"episode {i} ({row['method']}): run={run!r} is invalid; allowed: 0 … "
+                             f"{result['methods'][row['method']]['runs'] - 1}")
     return suite
 
 
@@ -342,6 +404,7 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
         again = score_matrices(suite, result["episodes"])
     except (ValueError, TypeError, KeyError, IndexError) as e:
         return [f"the episodes do not make the score arrays: {e}"]
+    out += _clock_problems(suite, result)
     for s, per in again.items():
         if set(per) != set(result["methods"]):
             return [f"the episodes' methods {sorted(per)} are not the file's {sorted(result['methods'])}"]
@@ -368,6 +431,31 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
                 got = (stored or {}).get(k)
                 if not (isinstance(got, list) and len(got) == 3 and np.allclose(got, v, rtol=AGGREGATE_RTOL, atol=1e-12)):
                     out.append(f"method {m!r}: {s} {k} is {got}, the scores give {[round(x, 6) for x in v]}")
+    return out
+
+
+def _clock_problems(suite: Suite, result: dict[str, Any]) -> list[str]:
+    """The timed fields hold together: each episode's real-time throughput is its tokens over its
+    time plus its rounds' decision time, and the file's decision times are the episodes' means
+    (an edited decision time shows)."""
+    rounds = {c.name: c.rounds for c in suite.cells}
+    out = []
+    for r in result["episodes"]:
+        try:
+            want = r["tokens"] / (r["time_s"] + rounds[r["cell"]] * r["decision_ms"] / 1e3)
+            ok = np.isclose(r["realtime_throughput"], want, rtol=1e-9)
+        except (KeyError, TypeError, ZeroDivisionError):
+            ok = False
+        if not ok:
+            out.append(f"method {r.get('method')!r} cell {r.get('cell')} episode {r.get('episode')}: its real-time "
+                       "throughput does not follow from its tokens, time and decision_ms")
+            break
+    for m, per_cell in result["decision_ms"].items():
+        for cell, ms in (per_cell.items() if isinstance(per_cell, dict) else []):
+            mine = [r["decision_ms"] for r in result["episodes"] if r["method"] == m and r["cell"] == cell]
+            if not mine or not isinstance(ms, (int, float)) or not np.isclose(ms, np.mean(mine), rtol=1e-12):
+                out.append(f"method {m!r}: decision_ms of cell {cell} is {ms!r}, its episodes give "
+                           f"{np.mean(mine) if mine else None!r}")
     return out
 
 
@@ -416,8 +504,11 @@ def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, roo
                 continue
             factory = agent_loader()(str(Path(root) / path), row["label"])
         else:
-            factory = parse_entry(info["sources"][0]).factory
-        again = asdict(run_episode(factory(), cells[row["cell"]].config(), row["seed"], row["label"], row["episode"]))
+            entry = parse_entry(info["sources"][0])
+            factory = entry.factory
+        policy = None if info["kind"] == "agent" else parse_entry(info["sources"][0]).policy
+        again = asdict(run_episode(factory(), _with_policy(cells[row["cell"]].config(), policy), row["seed"], row["label"],
+                                   row["episode"]))
         for k, v in again.items():
             if k not in CLOCK_FIELDS and row.get(k) != v:
                 out.append(f"method {row['method']!r} cell {row['cell']} episode {row['episode']} (seed {row['seed']}, "
@@ -484,8 +575,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
         return check_command(ap, args)
     if args.suite is None:
         ap.error("--suite is required (or --check FILE)")
-    if args.workers < 1:
-        ap.error(f"--workers must be an integer ≥ 1, got {args.workers}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        ap.error(f"--workers {args.workers} is invalid; allowed: an integer in 1 … {MAX_WORKERS}")
     suite = get_suite(args.suite)
     try:
         methods = controller_methods(suite.controllers if args.controllers is None else args.controllers)
@@ -494,14 +585,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
         check_methods(suite, methods)
     except (ValueError, TypeError) as e:
         ap.error(str(e))
+    out = Path(args.out)
+    problem = output_dir_problem(out)
+    if problem:
+        ap.error(f"--out {args.out}: {problem}")
     connect_or_exit(ap, args.ray)
     command = "python -m baselines.benchmark " + " ".join(sys.argv[1:] if argv is None else argv)
-    result = run_benchmark(suite, methods, args.workers, not args.no_progress, args.ray, command)
-    out = Path(args.out)
-    write_json(result, out / f"{suite.name}.json")
-    write_csv(summary_rows(result), out / f"{suite.name}.csv")
-    plot(result, out / f"{suite.name}.png")
-    print(format_summary(result))
+    with stop_on_signals() as stop:
+        try:
+            result = run_benchmark(suite, methods, args.workers, not args.no_progress, args.ray, command)
+        except Stopped as e:
+            ap.exit(e.exit_code, f"{ap.prog}: stopped by {e.signal_name}: no result written; every worker ended\n")
+        except WorkerDied as e:
+            if stop.signal_name:  # a signal to the whole group reached a worker first
+                ap.exit(130 if stop.signal_name == "SIGINT" else 143,
+                        f"{ap.prog}: stopped by {stop.signal_name}: no result written; every worker ended\n")
+            ap.exit(1, f"{ap.prog}: error: {e}; no result written, every other worker ended\n")
+    print(format_summary(result), flush=True)  # first: a failed write below leaves the summary on screen
+    try:
+        write_json(result, out / f"{suite.name}.json")
+        write_csv(summary_rows(result), out / f"{suite.name}.csv")
+        plot(result, out / f"{suite.name}.png")
+    except OSError as e:
+        where = f" {e.filename}" if e.filename else ""
+        ap.exit(74, f"{ap.prog}: error: could not write{where}: {e.strerror or e} (files already there are unchanged)\n")
     print(f"wrote {out / suite.name}.json, .csv, .png")
     return result
 

@@ -24,12 +24,25 @@ def load_results(folder: str | Path, root: str | Path | None = None) -> list[tup
     recorded. A file that fails raises ``ValueError`` naming it."""
     from .benchmark import FORMAT_VERSION
     from .provenance import changed_agents
+    from .suites import SUITES, VALIDATION_SUITES
 
+    if not Path(folder).is_dir():
+        raise ValueError(f"{folder}: no such folder of result files")
     out = []
     for path in sorted(Path(folder).glob("*.json")):
         try:
             doc = json.loads(path.read_text())
             check_result(doc)
+            name = doc["suite"]["name"]
+            if doc.get("command") is None:
+                raise ValueError("the file records no command (a run through the API): a leaderboard row needs the "
+                                 "command that reproduces it")
+            if name in VALIDATION_SUITES:
+                raise ValueError(f"suite {name!r} is a validation suite (for choosing among agents): its results are "
+                                 "not leaderboard rows; keep the file elsewhere")
+            if name not in SUITES:
+                raise ValueError(f"suite {name!r} is archived; its files belong in archive/ (current suites: "
+                                 f"{', '.join(SUITES)})")
             if doc["format_version"] != FORMAT_VERSION:
                 raise ValueError(f"format_version {doc['format_version']} (msenv ≤ 0.5) has no provenance and "
                                  "intervals of an earlier bootstrap: re-run its command")

@@ -36,15 +36,68 @@ def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool
                 out.append(r)
                 if bar:
                     bar.update(1)
-        except BaseException:  # Ctrl-C, a stop signal, a job's error: no worker outlives the call
+        except BaseException as e:  # Ctrl-C, a stop signal, a job's error: no worker outlives the call
+            from concurrent.futures.process import BrokenProcessPool
+
             if bar:
                 bar.close()
             _abort(ex)
+            if isinstance(e, BrokenProcessPool):
+                raise WorkerDied(len(out)) from None
             raise
         ex.shutdown()
     if bar:
         bar.close()
     return out
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended without a result (killed, out of memory) while jobs ``index`` … were
+    running; every other worker has been ended."""
+
+    def __init__(self, index: int, what: str = "") -> None:
+        self.index, self.what = index, what
+        super().__init__(f"a worker process died while playing {what or f'job {index} or one after it'}")
+
+
+class Stopped(BaseException):
+    """Raised in the main thread by :class:`stop_on_signals` when SIGINT or SIGTERM arrives."""
+
+    def __init__(self, signal_name: str, exit_code: int) -> None:
+        self.signal_name, self.exit_code = signal_name, exit_code
+        super().__init__(signal_name)
+
+
+class stop_on_signals:
+    """Context manager for a command that has nothing to save midway: the first SIGINT or SIGTERM
+    raises :class:`Stopped` (exit code 130 / 143), so the work unwinds and :func:`parallel_map`
+    ends its worker processes; the previous handlers come back on exit."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+        self._old: dict = {}
+
+    def _handle(self, signum, frame) -> None:
+        import signal
+
+        if self.signal_name is None:
+            self.signal_name = signal.Signals(signum).name
+            raise Stopped(self.signal_name, 128 + signum)
+
+    def __enter__(self) -> stop_on_signals:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for s in (signal.SIGINT, signal.SIGTERM):
+                self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        for s, h in self._old.items():
+            signal.signal(s, h)
 
 
 def _ignore_sigint() -> None:

@@ -97,19 +97,66 @@ def print_table(rows: Sequence[dict[str, Any]], title: str = "") -> None:
     Console(width=140).print(table)
 
 
-def write_csv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+#: the free space an output folder must have before a run that writes results into it
+MIN_FREE_BYTES = 50 * 2**20
+
+
+def output_dir_problem(path: str | os.PathLike) -> str | None:
+    """``None`` if results can be written into the folder ``path`` (created if missing); else one
+    phrase saying why not (a file where the folder should be, not writable, less than
+    :data:`MIN_FREE_BYTES` free). Checked before a long run, so that its end cannot fail on it."""
+    import shutil
+    import tempfile
+
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a folder"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        return f"{path} is not writable ({e.strerror or e})"
+    free = shutil.disk_usage(path).free
+    if free < MIN_FREE_BYTES:
+        return f"{path} has {free / 2**20:.1f} MiB free; a result needs up to {MIN_FREE_BYTES / 2**20:.0f} MiB"
+    return None
+
+
+def atomic_write(path: str | os.PathLike, write: Any) -> None:
+    """Write ``path`` through ``write(fh)`` on a temporary file beside it, then rename it into
+    place: a failed write (full disk, a signal) never replaces a good file with a truncated one."""
+    import tempfile
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+    """``rows`` as a CSV file (columns: the first row's keys), written atomically."""
+    import io
+
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    w.writeheader()
+    w.writerows(rows)
+    atomic_write(path, lambda fh: fh.write(buf.getvalue().encode()))
 
 
 def write_json(obj: Any, path: str | os.PathLike) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=2, default=_jsonable))
+    """``obj`` as indented JSON (numpy values as numbers and lists), written atomically."""
+    text = json.dumps(obj, indent=2, default=_jsonable)
+    atomic_write(path, lambda fh: fh.write(text.encode()))
 
 
 def _jsonable(x):

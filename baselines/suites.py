@@ -63,6 +63,15 @@ class Cell:
     overrides: Mapping[str, Any] = field(default_factory=dict)  #: config fields on top of the id's
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"cell name={self.name!r} is invalid; allowed: a non-empty string")
+        for field_name in ("episodes", "rounds", "seed"):
+            v = getattr(self, field_name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"cell {self.name!r}: {field_name}={v!r} is invalid; allowed: an integer")
+        if not isinstance(self.overrides, Mapping):
+            raise ValueError(f"cell {self.name!r}: overrides={self.overrides!r} is invalid; allowed: a mapping of "
+                             "config fields")
         object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
         if not (1 <= self.episodes <= CELL_STRIDE):
             raise ValueError(f"cell {self.name!r}: episodes={self.episodes} is invalid; allowed: 1 … {CELL_STRIDE}")
@@ -107,6 +116,15 @@ class Suite:
             raise ValueError(f"suite {self.name!r}: cell names repeat: {names}")
         if len({c.episodes for c in self.cells}) != 1:  # the score matrix is (runs × episodes) × cells
             raise ValueError(f"suite {self.name!r}: every cell must have the same number of episodes")
+        blocks = {c.seed in VALIDATION_SEEDS for c in self.cells}
+        if len(blocks) != 1:
+            raise ValueError(f"suite {self.name!r}: its cells mix test and validation seeds; allowed: every cell in the "
+                             "test block, or (a validation suite) every cell in the validation block")
+        spans = sorted((c.seed, c.seed + c.episodes, c.name) for c in self.cells)
+        for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+            if start < end:
+                raise ValueError(f"suite {self.name!r}: cells {a!r} and {b!r} share test seeds (from {start}); allowed: "
+                                 "each cell its own seeds")
 
     @property
     def episodes(self) -> int:
@@ -223,6 +241,25 @@ DYNAMIC_VALIDATION_SUITE = Suite(
           for i, k in enumerate((5, 20, 50, 100, 200))),
     reference="computation-only", controllers=("computation-only", "optimal-uniform"))
 VALIDATION_SUITES: Mapping[str, Suite] = MappingProxyType({s.name: s for s in (VALIDATION_SUITE, DYNAMIC_VALIDATION_SUITE)})
+
+
+def check_registry(test: Mapping[str, Suite], validation: Mapping[str, Suite]) -> None:
+    """Test suites draw from the test block, validation suites from the validation block, and no
+    two suites share a seed; ``ValueError`` naming the first that does not."""
+    spans = []
+    for suites, block, kind in ((test, TEST_SEEDS, "test"), (validation, VALIDATION_SEEDS, "validation")):
+        for s in suites.values():
+            if any(c.seed not in block for c in s.cells):
+                raise ValueError(f"suite {s.name!r} is a {kind} suite; allowed: seeds of the {kind} block "
+                                 f"[{block.start}, {block.stop})")
+            spans += [(c.seed, c.seed + c.episodes, s.name) for c in s.cells]
+    spans.sort()
+    for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
+        if start < end and a != b:
+            raise ValueError(f"suites {a!r} and {b!r} share seeds (from {start}); allowed: each suite its own seeds")
+
+
+check_registry({**SUITES, **ARCHIVED_SUITES}, VALIDATION_SUITES)
 
 
 def get_suite(name: str) -> Suite:

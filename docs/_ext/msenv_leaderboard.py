@@ -57,6 +57,11 @@ and add the JSON file (and its PNG) to `docs/leaderboard/` under a new name. The
 holds the suite as it was run (checked against the suite's definition), the machine, the command,
 every episode's statistics, the score matrices, the aggregates with their intervals, and each
 method's provenance (the code's commit, each agent's decision-file hashes and training record).
+A method's label is up to 64 letters, digits and `._+@-` (not a controller's name); a learned
+method has at most 100 training seeds, each its own directory; `name@policy` plays a controller
+under that reactive policy. The output folder is checked before the run, the summary printed
+before the files are written, and each file written atomically; SIGINT or SIGTERM stops a run in
+one line (exit 130 / 143) with every worker ended.
 The check recomputes the scores from the episodes, every aggregate and interval from the scores,
 and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
 changed since it was measured.
