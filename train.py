@@ -30,6 +30,7 @@ extended the same way.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -137,11 +138,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     args = ap.parse_args(argv)
     if args.resume is not None:
         return _parse_resume(ap, args)
+    from_quick = set()
     if args.quick:
         for key, val in QUICK.items():
             if key in ("episode_length", "timesteps"):
                 if getattr(args, key) is None:
                     setattr(args, key, val)
+                    from_quick.add(key)
             elif getattr(args, key) == ap.get_default(key):
                 setattr(args, key, val)
     if args.env_id is None:
@@ -174,10 +177,10 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         val = getattr(args, name)
         if val is not None and val < 1:
             ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
-    if not args.checkpoint_minutes > 0:
-        ap.error(f"--checkpoint-minutes {args.checkpoint_minutes} is invalid; allowed: a number > 0")
-    if args.learning_rate is not None and not args.learning_rate > 0:
-        ap.error(f"--learning-rate {args.learning_rate} is invalid; allowed: a number > 0")
+    if not (math.isfinite(args.checkpoint_minutes) and args.checkpoint_minutes > 0):
+        ap.error(f"--checkpoint-minutes {args.checkpoint_minutes} is invalid; allowed: a finite number > 0")
+    if args.learning_rate is not None and not (math.isfinite(args.learning_rate) and args.learning_rate > 0):
+        ap.error(f"--learning-rate {args.learning_rate} is invalid; allowed: a finite number > 0")
     if args.gamma is not None and not 0.0 <= args.gamma <= 1.0:
         ap.error(f"--gamma {args.gamma} is invalid; allowed: a number in [0, 1]")
     if args.bc_init is not None:
@@ -200,8 +203,8 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             ap.error(f"--policy-kwargs {args.policy_kwargs!r} is not JSON ({e})")
         if not isinstance(kw, dict):
             ap.error(f"--policy-kwargs {args.policy_kwargs!r} is invalid; allowed: a JSON object of keyword arguments")
-    if args.action_prior is not None and args.action_prior < 0:
-        ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a number ≥ 0")
+    if args.action_prior is not None and not (math.isfinite(args.action_prior) and args.action_prior >= 0):
+        ap.error(f"--action-prior {args.action_prior} is invalid; allowed: a finite number ≥ 0")
     overrides: dict[str, Any] = {}
     for arg, field in (("num_devices", "num_devices"), ("p_ul_dbm", "p_ul_dbm"), ("p_dl_dbm", "p_dl_dbm"),
                        ("mode_policy", "mode_policy"), ("episode_length", "episode_length")):
@@ -214,7 +217,13 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     try:
         from agents.defaults import id_config
 
-        overrides = {**parse_overrides(args.set), **overrides}
+        given = parse_overrides(args.set)
+        for field, val in overrides.items():  # a flag and --set naming the same field: say which, not pick one
+            if field in given:
+                flags = {"p_ul_dbm_range": "--p-ul-range", "p_dl_dbm_range": "--p-dl-range"}
+                flag = "--quick" if field in from_quick else flags.get(field, "--" + field.replace("_", "-"))
+                raise ValueError(f"{field}={given[field]!r} conflicts with {flag} ({field}={val!r}); give the field once")
+        overrides = {**given, **overrides}
         overrides = {**id_config(args.env_id, overrides), **overrides}
         cfg = env_config(args.env_id, **overrides)
     except (ValueError, TypeError) as e:

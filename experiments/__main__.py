@@ -115,8 +115,13 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             table = cells_agents(args.agent)
         except ValueError as e:
             ap.error(f"--agent: {e}")
-        points = [cells.cell_config(kind, k, args.rounds) for kind in args.kinds or cells.CELL_TYPES
-                  for k in args.ks or cells.KS]
+        points = []
+        for k in args.ks or cells.KS:
+            for kind in args.kinds or cells.CELL_TYPES:
+                try:
+                    points.append(cells.cell_config(kind, k, args.rounds))
+                except ValueError as e:
+                    ap.error(f"--ks {k} is invalid ({e})")
         for label, path in table.items():  # each agent plays where it can act: somewhere, or it is refused
             _check_agent(ap, "--agent", path, points, any_of=True)
         if args.mlp_agent is not None:
@@ -192,9 +197,16 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
         ap.error(str(e) if str(e).startswith(flag) else f"{flag} {e}")
 
 
+#: options a subcommand does not read (refused when given, rather than ignored)
+UNUSED = {"paired": ("drops", "rounds", "seed"), "budget": ("rounds",)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
+    for name in UNUSED.get(args.figure, ()):
+        if getattr(args, name) is not None:
+            ap.error(f"--{name} is not used by {args.figure}")
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
                       "cells": cells.EPISODES, "budget": budget.EPISODES}.get(
@@ -230,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             cells.write_paired(args.out)
         except FileNotFoundError as e:
             ap.error(f"--out {args.out}: no cells run there ({e.filename})")
+        except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
+            ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
         return 0
     if args.figure == "budget":
         budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,

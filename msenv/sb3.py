@@ -85,7 +85,7 @@ class SB3VecEnv(VecEnv):
         [n]) of ``actions`` on the draws the coming step will use
         (:meth:`msenv.vector.MultiSpinVectorEnv.what_if`,
         :meth:`msenv.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
-        return self.venv.what_if(np.asarray(actions).reshape(self.num_envs, -1))
+        return self.venv.what_if(_action_rows(actions, self.num_envs))
 
     def close(self) -> None:
         self.venv.close()
@@ -107,6 +107,14 @@ class SB3VecEnv(VecEnv):
         return [wrapper_class is Monitor for _ in self._get_indices(indices)]
 
 
+def _action_rows(actions, n: int) -> np.ndarray:
+    """``actions`` as one row per env; any other shape is refused, never reshaped."""
+    a = np.asarray(actions)
+    if a.ndim != 2 or a.shape[0] != n:
+        raise ValueError(f"actions of shape {a.shape} are invalid; allowed: one row per env, shape ({n}, …)")
+    return a
+
+
 def what_if(venv: VecEnv, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(tokens [n], latency [n]) that ``actions`` would get in each sub-env's coming round, on the
     draws its step will use: the VecEnv's own ``what_if`` (the batched envs, and wrappers that map
@@ -114,7 +122,11 @@ def what_if(venv: VecEnv, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ``env_method``)."""
     if hasattr(venv, "what_if"):
         return venv.what_if(actions)
-    out = [venv.env_method("what_if", actions[i], indices=[i])[0] for i in range(venv.num_envs)]
+    actions = _action_rows(actions, venv.num_envs)
+    try:
+        out = [venv.env_method("what_if", actions[i], indices=[i])[0] for i in range(venv.num_envs)]
+    except AttributeError:
+        raise TypeError(f"what_if needs msenv environments; {type(venv).__name__}'s have no what_if") from None
     tokens, latency = zip(*out)
     return np.asarray(tokens, dtype=np.float64), np.asarray(latency, dtype=np.float64)
 
