@@ -32,6 +32,90 @@ import numpy as np
 POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
 FORMAT, FORMAT_VERSION = "msenv-agent", 1
 KINDS = ("mlp", "set", "budget")
+#: limits a reader checks before it allocates anything (a crafted file is refused, not loaded)
+MAX_WEIGHT_BYTES = 256 * 2**20  #: all arrays of policy.npz together, as float64
+MAX_ARRAYS = 512
+MAX_JSON_BYTES = 16 * 2**20
+#: the layout keys of each kind, with the allowed values of each: (type, low, high) or a tuple of choices
+_INT = lambda lo, hi: (int, lo, hi)  # noqa: E731
+_SET_LAYOUT = {"n_features": _INT(1, 256), "n_globals": _INT(0, 256), "hidden": _INT(1, 4096), "masked": (bool,),
+               "pooling": ("mean", "meanmax"), "phi": _INT(1, 16), "psi": _INT(0, 16)}
+LAYOUTS = {
+    "mlp": {"nvec": (list,), "layers": (list,)},
+    "set": _SET_LAYOUT,
+    "budget": {**_SET_LAYOUT, "level": _INT(1, 16), "gamma_max": _INT(1, 1000), "per_token": _INT(1, 1000)},
+}
+#: the most budget levels (per_token × gamma_max + 1) a budget policy may score per decision
+MAX_LEVELS = 100_001
+
+
+def check_layout(kind: str, layout: dict[str, Any]) -> None:
+    """Every key of ``kind``'s layout, none other, each of its type and range (booleans are JSON
+    booleans, counts integers); ``ValueError`` naming the key, the value and what is allowed."""
+    want = LAYOUTS[kind]
+    unknown = sorted(set(layout) - set(want))
+    if unknown:
+        raise ValueError(f"policy layout key {unknown[0]!r} is not known for kind {kind!r}; allowed: {', '.join(want)}")
+    for key, rule in want.items():
+        if key not in layout:
+            raise ValueError(f"policy layout key {key!r} is missing (kind {kind!r})")
+        val = layout[key]
+        if rule[0] is bool:
+            if not isinstance(val, bool):
+                raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: true or false")
+        elif rule[0] is int:
+            if isinstance(val, bool) or not isinstance(val, int) or not rule[1] <= val <= rule[2]:
+                raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: an integer in {rule[1]} … {rule[2]}")
+        elif rule[0] is list:
+            if not isinstance(val, list) or not 1 <= len(val) <= 4096:
+                raise ValueError(f"policy layout {key}={str(val)[:80]} is invalid; allowed: a list of 1 … 4096 entries")
+        elif val not in rule:
+            raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: {', '.join(map(repr, rule))}")
+    if kind == "mlp":
+        if not all(isinstance(n, int) and not isinstance(n, bool) and 2 <= n <= 10_001 for n in layout["nvec"]):
+            raise ValueError(f"policy layout nvec={str(layout['nvec'])[:80]} is invalid; allowed: action counts, "
+                             "integers in 2 … 10001")
+        if not all(op in ("linear", "tanh", "relu") for op in layout["layers"]):
+            raise ValueError(f"policy layout layers={str(layout['layers'])[:80]} is invalid; allowed: 'linear', "
+                             "'tanh', 'relu'")
+    if kind == "budget" and layout["per_token"] * layout["gamma_max"] + 1 > MAX_LEVELS:
+        raise ValueError(f"policy layout per_token={layout['per_token']} × gamma_max={layout['gamma_max']} is too many "
+                         f"budget levels; allowed: at most {MAX_LEVELS - 1} levels")
+
+
+def read_weights(nf: Path) -> dict[str, np.ndarray]:
+    """The arrays of ``policy.npz``, their headers checked before any is read: a zip of at most
+    :data:`MAX_ARRAYS` numeric ``.npy`` members, :data:`MAX_WEIGHT_BYTES` in all, every entry
+    finite as float32 (what the decision computes in)."""
+    try:
+        with zipfile.ZipFile(nf) as z:
+            members = z.infolist()
+            if len(members) > MAX_ARRAYS:
+                raise ValueError(f"{len(members)} arrays; allowed: at most {MAX_ARRAYS}")
+            total = 0
+            for m in members:
+                if not m.filename.endswith(".npy"):
+                    raise ValueError(f"member {m.filename!r} is not a .npy array")
+                with z.open(m) as fh:
+                    version = np.lib.format.read_magic(fh)
+                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    shape, _, dtype = read(fh)
+                if dtype.kind not in "biuf" or dtype.hasobject:
+                    raise ValueError(f"array {m.filename[:-4]!r} has dtype {dtype}; allowed: numbers")
+                total += 8 * int(np.prod(shape, dtype=np.float64))
+                if total > MAX_WEIGHT_BYTES:
+                    raise ValueError(f"the arrays declare more than {MAX_WEIGHT_BYTES // 2**20} MiB; allowed: at most that")
+        with np.load(nf, allow_pickle=False) as data:
+            arrays = {k: np.asarray(data[k]) for k in data.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{nf}: not a valid weights file ({type(e).__name__}: {e})") from None
+    for name, a in arrays.items():
+        with np.errstate(over="ignore"):
+            ok = np.isfinite(a.astype(np.float32)).all()
+        if not ok:
+            raise ValueError(f"{nf}: array {name!r} holds entries that are not finite in float32; allowed: finite "
+                             "numbers of magnitude below 3.4e38")
+    return arrays
 
 
 class ObsNormalization(NamedTuple):
@@ -108,10 +192,12 @@ def read_portable(path: str | Path):
         old = " (it holds SB3's model.zip only: an agent saved before the portable format; convert it once, if you " \
               "trust its source, with: python -m agents.convert DIR)" if (path / "model.zip").exists() else ""
         raise FileNotFoundError(f"no portable agent at {path}: expected {AGENT_FILE} and {POLICY_FILE}{old}")
+    if jf.stat().st_size > MAX_JSON_BYTES:
+        raise ValueError(f"{jf}: {jf.stat().st_size} bytes; allowed: at most {MAX_JSON_BYTES // 2**20} MiB")
     try:
         meta = json.loads(jf.read_text())
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"{jf}: not a valid agent file (JSON: {e})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(f"{jf}: not a valid agent file (JSON: {type(e).__name__}: {str(e)[:120]})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{jf}: not an msenv agent file (format must be {FORMAT!r})")
     if meta.get("format_version") != FORMAT_VERSION:
@@ -120,15 +206,16 @@ def read_portable(path: str | Path):
     if kind not in KINDS:
         raise ValueError(f"{jf}: kind={kind!r} is invalid; allowed: {', '.join(KINDS)}")
     if not isinstance(layout, dict):
-        raise ValueError(f"{jf}: policy={layout!r} is invalid; allowed: the {kind} policy's layout (an object)")
+        raise ValueError(f"{jf}: policy={str(layout)[:80]} is invalid; allowed: the {kind} policy's layout (an object)")
     try:
-        with np.load(nf, allow_pickle=False) as data:
-            arrays = {k: np.asarray(data[k]) for k in data.files}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"{nf}: not a valid weights file ({type(e).__name__}: {e})") from None
-    for name, a in arrays.items():
-        if a.dtype.kind not in "biuf" or not np.isfinite(a).all():
-            raise ValueError(f"{nf}: array {name!r} holds non-finite or non-numeric entries; allowed: finite numbers")
+        check_layout(kind, layout)
+    except ValueError as e:
+        raise ValueError(f"{jf}: {e}") from None
+    frames = meta.get("frame_stack", 1)
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= 64 or (kind != "mlp" and frames != 1):
+        raise ValueError(f"{jf}: frame_stack={frames!r} is invalid; allowed: "
+                         + ("an integer in 1 … 64" if kind == "mlp" else f"1 (a {kind} policy reads one observation)"))
+    arrays = read_weights(nf)
     try:
         if kind == "mlp":
             ops, nvec = layout["layers"], [int(n) for n in layout["nvec"]]

@@ -359,7 +359,7 @@ MLP0, SET0 = "agents/pretrained/leaderboard/mlp-s0", "agents/pretrained/leaderbo
     (MLP0, dict(arrays_update=lambda a: {"layer0.bias": a["layer0.bias"][:-1]}), "policy.npz", "layer0.bias"),
     (MLP0, dict(arrays_update=lambda a: {"obs.mean": a["obs.mean"][:5]}), "policy.npz", "obs.mean"),
     (MLP0, dict(arrays_update=lambda a: {"layer0.weight": np.full_like(a["layer0.weight"], np.nan)}), "policy.npz",
-     "non-finite"),
+     "not finite"),
     (SET0, dict(arrays_update=lambda a: {"head.bias": a["head.bias"][:-1]}), "policy.npz", "head.bias"),
     (MLP0, dict(doc_update={"normalization": [1]}), "agent.json", "normalization"),
     (MLP0, dict(doc_update={"normalization": {"clip": "x", "epsilon": 1e-8}}), "agent.json", "clip='x'"),
