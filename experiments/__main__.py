@@ -218,8 +218,23 @@ def main(argv: list[str] | None = None) -> int:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED}.get(
             args.figure, 0)
     check_args(ap, args)
-    agent = args.agent[0] if args.agent else None
     connect_or_exit(ap, args.ray)
+    from baselines.parallel import Stopped, WorkerDied, stop_on_signals
+
+    with stop_on_signals() as stop:  # SIGINT/SIGTERM: one line, exit 130/143, every worker ended
+        try:
+            return _run(ap, args)
+        except Stopped as e:
+            ap.exit(e.exit_code, f"{ap.prog}: stopped by {e.signal_name}; the files already written stay as they are\n")
+        except WorkerDied as e:
+            if stop.signal_name:
+                ap.exit(130 if stop.signal_name == "SIGINT" else 143, f"{ap.prog}: stopped by {stop.signal_name}\n")
+            ap.exit(1, f"{ap.prog}: error: {e}; every other worker ended\n")
+
+
+def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The subcommand ``args.figure``, its arguments checked."""
+    agent = args.agent[0] if args.agent else None
     if args.figure == "table":
         from .tables import run_table
 

@@ -88,3 +88,35 @@ def test_the_cell_generator_refuses_a_spread_it_would_overwrite():
     env.reset(seed=0)
     ctx = env.unwrapped.context
     np.testing.assert_allclose(ctx.t_draft, ctx.config.t_draft_ref_s)  # every device at exactly the reference
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
+def test_experiments_stop_on_sigterm_in_one_line_and_end_their_workers(tmp_path):
+    import os
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "experiments", "cells", "--ks", "200", "--kinds", "paper", "--workers", "2",
+                          "--out", str(tmp_path), "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    kids: list[int] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and len(kids) < 3:  # two workers and the resource tracker
+        time.sleep(0.2)
+        kids = [int(x) for x in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()]
+    assert len(kids) >= 3
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and "stopped by SIGTERM" in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
+    time.sleep(0.5)
+
+    def alive(pid):
+        try:
+            os.kill(pid, 0)
+            return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+        except (ProcessLookupError, OSError):
+            return False
+
+    assert not [k for k in kids if alive(k)]
