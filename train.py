@@ -47,6 +47,10 @@ DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
 #: exit code when training stops on an I/O error (sysexits' EX_IOERR)
 EXIT_IO_ERROR = 74
 QUICK = dict(timesteps=4096, n_envs=8, eval_episodes=2, eval_freq=2048, checkpoint_freq=4096, episode_length=50)
+#: the largest value each count option accepts (beyond it a run would not fit this kind of machine)
+UPPER = dict(timesteps=10**10, n_envs=1024, eval_episodes=100_000, eval_freq=10**9, checkpoint_freq=10**9,
+             checkpoint_steps=10**9, workers=256, torch_threads=256, frame_stack=64, bc_episodes=100_000,
+             bc_epochs=10_000)
 #: the EvalCallback's four episodes during training start at --eval-seed + this (apart from the held-out ones)
 EVAL_CALLBACK_OFFSET = 50_000
 
@@ -158,9 +162,9 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
         args.timesteps = 500_000
     for name in ("timesteps", "n_envs", "eval_episodes", "eval_freq", "checkpoint_freq", "checkpoint_steps", "workers",
                  "torch_threads", "frame_stack", "bc_episodes", "bc_epochs"):
-        val = getattr(args, name)
-        if val < 1:
-            ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer ≥ 1")
+        val, top = getattr(args, name), UPPER[name]
+        if not 1 <= val <= top:
+            ap.error(f"--{name.replace('_', '-')} {val} is invalid; allowed: an integer in 1 … {top:,}")
     for name in ("seed", "eval_seed"):
         if getattr(args, name) < 0:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 0")

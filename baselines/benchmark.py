@@ -357,6 +357,16 @@ def _structure(result: Any) -> Suite:
         sources = info.get("sources")
         if not isinstance(sources, list) or len(sources) != info["runs"] or not all(isinstance(s, str) for s in sources):
             raise ValueError(f"method {m!r}: sources must be a list of {info['runs']} paths or names, one per run")
+        for i, rec in enumerate(info.get("agents", []) if info["kind"] == "agent" else []):
+            tr = rec.get("training") if isinstance(rec, dict) else "?"
+            if not isinstance(rec, dict) or not isinstance(rec.get("path"), str) or not isinstance(rec.get("files"), dict):
+                raise ValueError(f"method {m!r}: agent record {i} must hold its path and its files' hashes")
+            if tr is not None and (not isinstance(tr, dict) or isinstance(tr.get("timesteps"), bool)
+                                   or not isinstance(tr.get("timesteps"), int)
+                                   or not (tr.get("wall_s") is None or isinstance(tr["wall_s"], (int, float)))
+                                   or not (tr.get("selection") is None or isinstance(tr["selection"], str))):
+                raise ValueError(f"method {m!r}: agent record {i}'s training must be null or hold integer timesteps, "
+                                 "a number or null wall_s, a string or null selection")
     # what the leaderboard page prints of the run
     command = result.get("command")
     if command is not None and (not isinstance(command, str) or not command.startswith("python -m baselines.benchmark")):

@@ -68,7 +68,19 @@ def _training(info: dict[str, Any]) -> str:
     if walls:
         text += f", {min(walls) / 60:.0f}–{max(walls) / 60:.0f} min" if len(walls) > 1 else f", {walls[0] / 60:.0f} min"
     sel = {r.get("selection") for r in recs} - {None}
-    return text + ("; chosen on " + ", ".join(sorted(sel)) if sel else "")
+    return text + ("; chosen on " + ", ".join(_text(s) for s in sorted(sel)) if sel else "")
+
+
+def _text(s: Any) -> str:
+    """A string of a result file as page text: HTML escaped, on one line, no table cell break."""
+    import html
+
+    return html.escape(" ".join(str(s).split())).replace("|", "\\|").replace("`", "'").replace("*", "\\*")
+
+
+def _code(s: Any) -> str:
+    """A string of a result file as an inline code span (no backtick or line break can end it)."""
+    return "`" + " ".join(str(s).split()).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _ci(row: dict[str, Any], key: str) -> str:
@@ -118,15 +130,16 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
         parts.append("")
         for path, doc in files:
             m = doc["machine"]
-            learned = [f"`{k}`: " + ", ".join(f"`{s}`" for s in v["sources"]) for k, v in doc["methods"].items()
+            learned = [_code(k) + ": " + ", ".join(_code(s) for s in v["sources"]) for k, v in doc["methods"].items()
                        if v["kind"] == "agent"]
-            parts += [f"**{path.name}** — reproduce: `{doc['command']}`. Played in {doc['wall_s'] / 60:.1f} min wall "
-                      f"on {m['cpus']} cores ({m['processor']}, {m['platform']}), {m.get('workers', 1)} worker(s), "
-                      f"thread settings {json.dumps(m['threads'])}; msenv {doc['msenv_version']}."
+            parts += [f"**{_text(path.name)}** — reproduce: {_code(doc['command'])}. Played in {doc['wall_s'] / 60:.1f} "
+                      f"min wall on {_text(m.get('cpus'))} cores ({_text(m['processor'])}, {_text(m['platform'])}), "
+                      f"{_text(m.get('workers', 1))} worker(s), thread settings {_code(json.dumps(m.get('threads')))}; "
+                      f"msenv {_text(doc.get('msenv_version'))}."
                       + (" Agents: " + "; ".join(learned) + "." if learned else "")
-                      + f" Code: commit {(doc['code'].get('commit') or 'unknown')[:10]}"
-                      + (" (dirty)" if doc["code"].get("dirty") else "") + "."
-                      + (f" {doc['note']}" if doc.get("note") else ""), ""]
+                      + f" Code: commit {_text((doc.get('code', {}).get('commit') or 'unknown')[:10])}"
+                      + (" (dirty)" if doc.get("code", {}).get("dirty") else "") + "."
+                      + (f" {_text(doc['note'])}" if doc.get("note") else ""), ""]
             if figures:
                 parts += [f"[![{name} aggregates and performance profile]({figures}/{path.stem}.png)]"
                           f"({figures}/{path.stem}.png)", ""]

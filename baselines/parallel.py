@@ -31,8 +31,11 @@ def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool
         ex = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"), initializer=_ignore_sigint)
         try:
             # small chunks: items can differ 100× in cost (K = 5 vs 40), big chunks leave one
-            # worker busy at the end while the other idles
-            for r in ex.map(fn, items, chunksize=max(1, min(8, len(items) // (64 * workers)))):
+            # worker busy at the end while the other idles. The workers start while submitting, with
+            # SIGINT ignored (an ignored signal stays ignored across exec), so a Ctrl-C to the group
+            # cannot reach one still importing, before its initializer: the parent ends them all
+            results = _submit_ignoring_sigint(ex, fn, items, max(1, min(8, len(items) // (64 * workers))))
+            for r in results:
                 out.append(r)
                 if bar:
                     bar.update(1)
@@ -100,6 +103,19 @@ class stop_on_signals:
             signal.signal(s, h)
 
 
+def _submit_ignoring_sigint(ex, fn, items, chunksize):
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return ex.map(fn, items, chunksize=chunksize)
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return ex.map(fn, items, chunksize=chunksize)
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _ignore_sigint() -> None:
     """Workers leave Ctrl-C (sent to the whole process group) to the parent, which ends them."""
     import signal
@@ -119,6 +135,15 @@ def _abort(ex) -> None:
         if p.is_alive():
             p.kill()
             p.join(timeout=1.0)
+    # the executor's manager thread ends with the pool; once it has, take it off the interpreter's
+    # exit hook, whose wake-up of a closed pipe would print a traceback at exit (CPython ≤ 3.12)
+    from concurrent.futures import process as cf_process
+
+    manager = getattr(ex, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(timeout=2.0)
+        if not manager.is_alive():
+            getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 class RayConnectionError(ConnectionError):

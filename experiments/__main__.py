@@ -61,9 +61,9 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     an agent that cannot act in the experiment's envs, or an option the subcommand does not use."""
     from msenv import resolve_config
 
-    for name in ("drops", "workers"):
-        if getattr(args, name) < 1:
-            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
+    for name, top in (("drops", 100_000), ("workers", 256)):
+        if not 1 <= getattr(args, name) <= top:
+            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer in 1 … {top:,}")
     if args.seed < 0:
         ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
     from baselines.suites import reserved_overlap

@@ -240,3 +240,24 @@ def test_a_killed_worker_is_one_line_naming_the_episode(tmp_path):
     assert len(err.strip().splitlines()) == 1
     time.sleep(0.5)
     assert not [k for k in kids if _alive(k)]
+
+
+def test_the_leaderboard_escapes_every_string_of_a_file(tmp_path, tiny):
+    doc = _small_result()
+    doc["note"] = "<script>alert(1)</script> | a `tick`"
+    doc["machine"]["platform"] = "Linux <b>|</b>"
+    doc["command"] += " --out `rm -rf`"
+    (tmp_path / "paper-v1.json").write_text(json.dumps(doc))
+    page = leaderboard.markdown(leaderboard.load_results(tmp_path))
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<b>" not in page
+    line = next(x for x in page.splitlines() if x.startswith("**paper-v1.json**"))
+    assert "`rm -rf`" not in line and "'rm -rf'" in line  # no backtick ends the command's code span early
+    assert "\\|" in line and " | a " not in line  # a bar cannot split the text
+
+
+def test_check_refuses_a_training_record_the_page_cannot_print(tiny):
+    doc = _small_result()
+    doc["methods"]["computation-only"]["kind"] = "agent"
+    doc["methods"]["computation-only"]["agents"] = [{"path": "x", "files": {}, "training": {"timesteps": "many"}}]
+    problems = benchmark.result_problems(doc)
+    assert any("training must be null or hold integer timesteps" in p for p in problems), problems
