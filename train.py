@@ -168,15 +168,16 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     for name in ("seed", "eval_seed"):
         if getattr(args, name) < 0:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import reserved_overlap
+    from baselines.suites import seed_refusal
 
-    for flag, seeds in (("--seed", range(args.seed, args.seed + 1)),
-                        ("--eval-seed", range(args.eval_seed, args.eval_seed + args.eval_episodes)),
-                        ("--eval-seed", range(args.eval_seed + EVAL_CALLBACK_OFFSET, args.eval_seed + EVAL_CALLBACK_OFFSET + 4))):
-        clash = reserved_overlap(seeds)
-        if clash:
-            ap.error(f"{flag} {getattr(args, flag[2:].replace('-', '_'))} is invalid: {clash}, kept for the "
-                     "benchmark's suites (baselines.suites); allowed: any other seed")
+    for flag, value, seeds in (
+            ("--seed", args.seed, range(args.seed, args.seed + 1)),
+            ("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes)),
+            ("--eval-seed", args.eval_seed, range(args.eval_seed + EVAL_CALLBACK_OFFSET,
+                                                  args.eval_seed + EVAL_CALLBACK_OFFSET + 4))):
+        refusal = seed_refusal(flag, value, seeds)
+        if refusal:
+            ap.error(refusal)
     for name in ("n_steps", "batch_size", "n_epochs"):
         val = getattr(args, name)
         if val is not None and val < 1:

@@ -93,14 +93,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
     if args.env_runners < 0:
         ap.error(f"--env-runners {args.env_runners} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import reserved_overlap
+    from baselines.suites import seed_refusal
 
-    for flag, seeds in (("--seed", range(args.seed, args.seed + max(args.env_runners, 1) + 1)),
-                        ("--eval-seed", range(args.eval_seed, args.eval_seed + args.eval_episodes))):
-        clash = reserved_overlap(seeds)
-        if clash:
-            ap.error(f"{flag} {getattr(args, flag[2:].replace('-', '_'))} is invalid: {clash}, kept for the "
-                     "benchmark's suites; allowed: any other seed")
+    for flag, value, seeds in (("--seed", args.seed, range(args.seed, args.seed + max(args.env_runners, 1) + 1)),
+                               ("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))):
+        refusal = seed_refusal(flag, value, seeds)
+        if refusal:
+            ap.error(refusal)
     overrides: dict[str, Any] = {}
     if args.quick:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)

@@ -145,12 +145,11 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     for name in ("samples", "seeds", "timesteps", "chunk", "n_envs", "eval_episodes"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
-    from baselines.suites import reserved_overlap
+    from baselines.suites import seed_refusal
 
-    clash = reserved_overlap(range(args.eval_seed, args.eval_seed + args.eval_episodes))
-    if clash:
-        ap.error(f"--eval-seed {args.eval_seed} is invalid: {clash}, kept for the benchmark's suites; "
-                 "allowed: any other seed")
+    refusal = seed_refusal("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))
+    if refusal:
+        ap.error(refusal)
     overrides: dict[str, Any] = {}
     if args.quick:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)

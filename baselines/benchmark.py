@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 
 from . import provenance, stats
-from .harness import Entry, parse_entry, run_episode
-from .parallel import Stopped, WorkerDied, connect_or_exit, parallel_map, stop_on_signals
+from .harness import Entry, entry_config, parse_entry, run_episode
+from .parallel import WorkerDied, connect_or_exit, parallel_map, run_stoppable
 from .report import output_dir_problem, write_csv, write_json
 from .suites import ARCHIVED_SUITES, SUITES, VALIDATION_SUITES, Suite, get_suite
 
@@ -131,16 +131,7 @@ def check_methods(suite: Suite, methods: Sequence[Method]) -> None:
 
 def _episode_job(args):
     entry, config, seed, episode, cell = args
-    return cell, run_episode(entry.factory(), _with_policy(config, entry.policy), seed, entry.label, episode)
-
-
-def _with_policy(config, policy: str | None):
-    """The cell's config with the mode policy of a ``name@policy`` controller (else as it is)."""
-    if policy is None:
-        return config
-    if hasattr(config, "k_range"):  # a cell generator: the policy is its base's field
-        return config.replace(base=config.base.replace(mode_policy=policy))
-    return config.replace(mode_policy=policy)
+    return cell, run_episode(entry.factory(), entry_config(entry, config), seed, entry.label, episode)
 
 
 def play_suite(suite: Suite, methods: Sequence[Method], workers: int = 1, progress: bool = False,
@@ -512,13 +503,11 @@ def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, roo
                 out += changed[path]
             if changed[path]:
                 continue
-            factory = agent_loader()(str(Path(root) / path), row["label"])
+            entry = Entry(row["label"], agent_loader()(str(Path(root) / path), row["label"]))
         else:
             entry = parse_entry(info["sources"][0])
-            factory = entry.factory
-        policy = None if info["kind"] == "agent" else parse_entry(info["sources"][0]).policy
-        again = asdict(run_episode(factory(), _with_policy(cells[row["cell"]].config(), policy), row["seed"], row["label"],
-                                   row["episode"]))
+        again = asdict(run_episode(entry.factory(), entry_config(entry, cells[row["cell"]].config()), row["seed"],
+                                   row["label"], row["episode"]))
         for k, v in again.items():
             if k not in CLOCK_FIELDS and row.get(k) != v:
                 out.append(f"method {row['method']!r} cell {row['cell']} episode {row['episode']} (seed {row['seed']}, "
@@ -601,16 +590,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
         ap.error(f"--out {args.out}: {problem}")
     connect_or_exit(ap, args.ray)
     command = "python -m baselines.benchmark " + " ".join(sys.argv[1:] if argv is None else argv)
-    with stop_on_signals() as stop:
-        try:
-            result = run_benchmark(suite, methods, args.workers, not args.no_progress, args.ray, command)
-        except Stopped as e:
-            ap.exit(e.exit_code, f"{ap.prog}: stopped by {e.signal_name}: no result written; every worker ended\n")
-        except WorkerDied as e:
-            if stop.signal_name:  # a signal to the whole group reached a worker first
-                ap.exit(130 if stop.signal_name == "SIGINT" else 143,
-                        f"{ap.prog}: stopped by {stop.signal_name}: no result written; every worker ended\n")
-            ap.exit(1, f"{ap.prog}: error: {e}; no result written, every other worker ended\n")
+    result = run_stoppable(ap, lambda: run_benchmark(suite, methods, args.workers, not args.no_progress, args.ray,
+                                                     command), "no result written; every worker ended")
     print(format_summary(result), flush=True)  # first: a failed write below leaves the summary on screen
     try:
         write_json(result, out / f"{suite.name}.json")

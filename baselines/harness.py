@@ -115,10 +115,14 @@ def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed:
     )
 
 
+def entry_config(entry: Entry, config: SystemConfig | CellConfig) -> SystemConfig | CellConfig:
+    """The config ``entry`` plays in: ``config`` under the entry's reactive policy, if it names one."""
+    return config if entry.policy is None else config.replace(mode_policy=entry.policy)
+
+
 def _job(args) -> EpisodeStats:
     entry, config, seed, episode = args
-    cfg = config if entry.policy is None else config.replace(mode_policy=entry.policy)
-    return run_episode(entry.factory(), cfg, seed, entry.label, episode)
+    return run_episode(entry.factory(), entry_config(entry, config), seed, entry.label, episode)
 
 
 def evaluate(

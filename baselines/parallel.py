@@ -7,6 +7,7 @@ experiments and the agents' tools all map their episodes or drops through :func:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool = False, desc: str = "",
                  ray_address: str | None = None) -> list:
@@ -78,14 +79,15 @@ class stop_on_signals:
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
+        self.exit_code: int | None = None  #: 128 + the signal's number, once one arrived
         self._old: dict = {}
 
     def _handle(self, signum, frame) -> None:
         import signal
 
         if self.signal_name is None:
-            self.signal_name = signal.Signals(signum).name
-            raise Stopped(self.signal_name, 128 + signum)
+            self.signal_name, self.exit_code = signal.Signals(signum).name, 128 + signum
+            raise Stopped(self.signal_name, self.exit_code)
 
     def __enter__(self) -> stop_on_signals:
         import signal
@@ -114,6 +116,22 @@ def _submit_ignoring_sigint(ex, fn, items, chunksize):
         return ex.map(fn, items, chunksize=chunksize)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def run_stoppable(ap, work: Callable[[], Any], note: str) -> Any:
+    """``work()`` for a command line ``ap``, inside :class:`stop_on_signals`: SIGINT/SIGTERM end it
+    with one line (``stopped by SIGTERM; <note>``, exit 130 / 143) — also when the signal, sent to
+    the whole group, reached a worker first —, a worker that died with one line naming its job
+    (exit 1); :func:`parallel_map` has ended every worker either way."""
+    with stop_on_signals() as stop:
+        try:
+            return work()
+        except Stopped:
+            pass
+        except WorkerDied as e:
+            if stop.signal_name is None:
+                ap.exit(1, f"{ap.prog}: error: {e}; {note}\n")
+    ap.exit(stop.exit_code, f"{ap.prog}: stopped by {stop.signal_name}; {note}\n")
 
 
 def _ignore_sigint() -> None:

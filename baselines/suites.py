@@ -46,6 +46,14 @@ def reserved_overlap(seeds: range | Iterable[int]) -> str | None:
     return None
 
 
+def seed_refusal(flag: str, value: int, seeds: range | Iterable[int]) -> str | None:
+    """The one-line refusal of option ``flag`` (``value``) whose run would use ``seeds``, when one
+    of them lies in a reserved block (:func:`reserved_overlap`); else ``None``."""
+    clash = reserved_overlap(seeds)
+    return None if clash is None else (f"{flag} {value} is invalid: {clash}, kept for the benchmark's suites "
+                                       "(baselines.suites); allowed: any other seed")
+
+
 #: seeds between two cells' first seeds (a cell may have at most this many episodes)
 CELL_STRIDE = 1_000
 
@@ -148,66 +156,66 @@ STRONG = {"p_ul_dbm_range": [20.0, 20.0], "p_dl_dbm_range": [30.0, 30.0]}
 WEAK_DL = {"p_dl_dbm_range": [11.0, 14.0]}
 FAR = {"distance_range_m": [400.0, 800.0]}
 
+#: the cells of each suite family, shared by its versions (a version changes the seeds or the rivals)
+PAPER_CELLS = [("qwen", "msenv/MultiSpin-v0", 10, 30, {}),
+               ("qwen-weak-dl", "msenv/MultiSpin-v0", 10, 30, {"p_dl_dbm": 10.0}),
+               ("deepseek", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {}),
+               ("deepseek-weak-dl", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {"p_dl_dbm": 10.0})]
+CELLS_IN = [(f"k{k}", CELLS, 6, 10, {"k_range": [k, k], "k_max": 50}) for k in (5, 20, 50)]
+CELLS_OUT = [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
+             ("k200", CELLS, 4, 10, {"k_range": [200, 200], "k_max": 200}),
+             ("k20-strong", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **STRONG}),
+             ("k20-weak-dl", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **WEAK_DL}),
+             ("k20-far", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **FAR})]
+DYNAMIC_CELLS = [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
+                 ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
+                 ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]
+WITH_LOCAL_SEARCH = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")
+DYNAMIC_RIVALS = dict(reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform",
+                                                              "computation-only"))
+
 #: the suites of the leaderboard. v1 (msenv 0.6): every affordable rival, and each description says which
 #: controllers it leaves out and why; fresh test seeds (blocks 4–7)
 _SUITES = (
     Suite("paper-v1", "The paper's two single-cell ids (K = 20), each with its default budgets and with a weak "
           "downlink (P_dl 10 dBm). Every rival of the paper ids plays; left out: the exact SAA (an exhaustive "
           "search, 21^20 vectors).",
-          _cells(4, [("qwen", "msenv/MultiSpin-v0", 10, 30, {}),
-                     ("qwen-weak-dl", "msenv/MultiSpin-v0", 10, 30, {"p_dl_dbm": 10.0}),
-                     ("deepseek", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {}),
-                     ("deepseek-weak-dl", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {"p_dl_dbm": 10.0})]),
-          controllers=("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")),
+          _cells(4, PAPER_CELLS),
+          controllers=WITH_LOCAL_SEARCH),
     Suite("cells-in-v1", "Cells of the generator inside the generalist's training range: K = 5, 20, 50 "
           "(k_max 50, budgets and drafting spread drawn per episode as in training). Every rival plays, the local "
           "search included.",
-          _cells(5, [(f"k{k}", CELLS, 6, 10, {"k_range": [k, k], "k_max": 50}) for k in (5, 20, 50)]),
-          controllers=("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")),
+          _cells(5, CELLS_IN),
+          controllers=WITH_LOCAL_SEARCH),
     Suite("cells-out-v1", "Cells outside the Cells id's draws: more devices (K = 100, 200), and K = 20 cells "
           "that fix its budgets or distances at an extreme (strong links, weak downlinks, devices 400–800 m away). "
           "Left out: the local search, whose decisions take seconds at K = 100 and 200 (every cell of a suite "
           "plays the same rivals).",
-          _cells(6, [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
-                     ("k200", CELLS, 4, 10, {"k_range": [200, 200], "k_max": 200}),
-                     ("k20-strong", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **STRONG}),
-                     ("k20-weak-dl", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **WEAK_DL}),
-                     ("k20-far", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **FAR})])),
+          _cells(6, CELLS_OUT)),
     Suite("dynamic-v1", "The §11 dynamic ids: pedestrians, hidden acceptance with requests, in the paper's cell "
           "and the small weak one. Scores are relative to the plug-in greedy (the greedy on the server's "
           "beliefs). Left out: the oracle controllers (they see what a server cannot: upper references, not "
           "rivals).",
-          _cells(7, [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
-                     ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
-                     ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]),
-          reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform", "computation-only")),
+          _cells(7, DYNAMIC_CELLS),
+          **DYNAMIC_RIVALS),
 )
 #: msenv ≤ 0.5's versions: their result files (docs/leaderboard/archive) stay readable by --check
 _ARCHIVED = (
     Suite("paper-v0", "The paper's two single-cell ids (K = 20), each with its default budgets and with a weak "
           "downlink (P_dl 10 dBm).",
-          _cells(0, [("qwen", "msenv/MultiSpin-v0", 10, 30, {}),
-                     ("qwen-weak-dl", "msenv/MultiSpin-v0", 10, 30, {"p_dl_dbm": 10.0}),
-                     ("deepseek", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {}),
-                     ("deepseek-weak-dl", "msenv/MultiSpin-DeepSeek-v0", 10, 30, {"p_dl_dbm": 10.0})]),
-          controllers=("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")),
+          _cells(0, PAPER_CELLS),
+          controllers=WITH_LOCAL_SEARCH),
     Suite("cells-in-v0", "Cells of the generator inside the generalist's training range: K = 5, 20, 50 "
           "(k_max 50, budgets and drafting spread drawn per episode as in training).",
-          _cells(1, [(f"k{k}", CELLS, 6, 10, {"k_range": [k, k], "k_max": 50}) for k in (5, 20, 50)])),
+          _cells(1, CELLS_IN)),
     Suite("cells-out-v0", "Cells outside the Cells id's draws: more devices (K = 100, 200), and K = 20 cells "
           "that fix its budgets or distances at an extreme (strong links, weak downlinks, devices 400–800 m away).",
-          _cells(2, [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
-                     ("k200", CELLS, 4, 10, {"k_range": [200, 200], "k_max": 200}),
-                     ("k20-strong", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **STRONG}),
-                     ("k20-weak-dl", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **WEAK_DL}),
-                     ("k20-far", CELLS, 4, 10, {"k_range": [20, 20], "k_max": 50, **FAR})])),
+          _cells(2, CELLS_OUT)),
     Suite("dynamic-v0", "The §11 dynamic ids: pedestrians, hidden acceptance with requests, in the paper's cell "
           "and the small weak one. Scores are relative to the plug-in greedy (the greedy on the server's "
           "beliefs).",
-          _cells(3, [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
-                     ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
-                     ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]),
-          reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform", "computation-only")),
+          _cells(3, DYNAMIC_CELLS),
+          **DYNAMIC_RIVALS),
 )
 
 #: name → suite
@@ -271,4 +279,4 @@ def get_suite(name: str) -> Suite:
 
 
 __all__ = ["ARCHIVED_SUITES", "CELL_STRIDE", "Cell", "RESERVED_SEEDS", "SUITES", "Suite", "TEST_SEEDS", "VALIDATION_SEEDS",
-           "get_suite", "reserved_overlap"]
+           "get_suite", "reserved_overlap", "seed_refusal"]

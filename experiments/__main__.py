@@ -66,11 +66,11 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer in 1 … {top:,}")
     if args.seed < 0:
         ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import reserved_overlap
+    from baselines.suites import seed_refusal
 
-    clash = reserved_overlap(range(args.seed, args.seed + args.drops))
-    if clash:
-        ap.error(f"--seed {args.seed} is invalid: {clash}, kept for the benchmark's suites; allowed: any other seed")
+    refusal = seed_refusal("--seed", args.seed, range(args.seed, args.seed + args.drops))
+    if refusal:
+        ap.error(refusal)
     if args.figure != "gap":  # --rounds is each drop's episode_length: the config's range
         try:
             resolve_config("qwen2.5", episode_length=args.rounds)
@@ -219,17 +219,9 @@ def main(argv: list[str] | None = None) -> int:
             args.figure, 0)
     check_args(ap, args)
     connect_or_exit(ap, args.ray)
-    from baselines.parallel import Stopped, WorkerDied, stop_on_signals
+    from baselines.parallel import run_stoppable
 
-    with stop_on_signals() as stop:  # SIGINT/SIGTERM: one line, exit 130/143, every worker ended
-        try:
-            return _run(ap, args)
-        except Stopped as e:
-            ap.exit(e.exit_code, f"{ap.prog}: stopped by {e.signal_name}; the files already written stay as they are\n")
-        except WorkerDied as e:
-            if stop.signal_name:
-                ap.exit(130 if stop.signal_name == "SIGINT" else 143, f"{ap.prog}: stopped by {stop.signal_name}\n")
-            ap.exit(1, f"{ap.prog}: error: {e}; every other worker ended\n")
+    return run_stoppable(ap, lambda: _run(ap, args), "every worker ended; the files already written stay as they are")
 
 
 def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
