@@ -39,6 +39,7 @@ from typing import Any, NamedTuple
 
 from msenv import CELL_IDS, ENV_IDS, env_config
 from msenv.config import MODE_POLICIES, SystemConfig, parse_overrides
+from msenv.engine.kinds import engine_of
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
 #: added on the model §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
@@ -476,7 +477,7 @@ def default_baselines(env_id: str, cfg) -> tuple[str, ...]:
     and the id's own (:func:`agents.defaults.id_baselines`)."""
     from agents.defaults import id_baselines
 
-    dynamic = not cfg.is_paper_scenario and not hasattr(cfg, "k_range")
+    dynamic = not hasattr(cfg, "k_range") and engine_of(cfg).dynamic
     return BASELINES + (DYNAMIC_BASELINES if dynamic else ()) + id_baselines(env_id)
 
 

@@ -44,7 +44,7 @@ class Demonstrations:
 
 def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from baselines.harness import play
-    from msenv.cells import make_env
+    from msenv.envs.cells import make_env
 
     factory, config, seed = job
     obs, actions, rewards, _, _ = zip(*play(factory(), config, seed))

@@ -38,8 +38,8 @@ from stable_baselines3.common.distributions import MultiCategoricalDistribution
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
-from msenv.observation import DS
-from msenv.sb3 import what_if
+from msenv.engine.observation import DS
+from msenv.envs.sb3 import what_if
 
 from .distributions import MultiSpinPolicy
 from .setpolicy import DeviceSetExtractor, NumpySetPolicy
@@ -65,10 +65,10 @@ class BudgetLayout(NamedTuple):
 
 
 def budget_layout(config) -> BudgetLayout:
-    """The layout of a cell generator's (:class:`~msenv.cells.CellConfig`) observation; a
+    """The layout of a cell generator's (:class:`~msenv.envs.cells.CellConfig`) observation; a
     single-cell config is refused (``ValueError``): the map reads the generator's speed entry."""
-    from msenv.cells import CellConfig, row_size
-    from msenv.observation import GLOBAL_FEATURES
+    from msenv.envs.cells import CellConfig, row_size
+    from msenv.engine.observation import GLOBAL_FEATURES
 
     if not isinstance(config, CellConfig):
         raise ValueError(f"the budget action needs a cell generator's config (msenv/MultiSpin-Cells-v0), got "

@@ -5,8 +5,8 @@ reward before scaling), ``throughput`` (Σ tokens / Σ time), ``t_com_ms``, ``me
 ``share_accepted``, ``share_ul``, ``share_dl``, and constant reference lines
 ``ref_<name>_goodput`` / ``ref_<name>_throughput`` (e.g. greedy-SAA and optimal-uniform measured
 on held-out seeds) to beat. It reads the scalar ``info`` keys that both the batched adapter
-(:class:`msenv.sb3.SB3VecEnv`) and Monitor-wrapped single envs (with
-:class:`msenv.env.RoundMetrics`) provide.
+(:class:`msenv.envs.sb3.SB3VecEnv`) and Monitor-wrapped single envs (with
+:class:`msenv.envs.env.RoundMetrics`) provide.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections import defaultdict
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from msenv.env import SUMMARY_KEYS
+from msenv.envs.env import SUMMARY_KEYS
 
 from .ppo import DEFAULT_ACTION_PRIOR, set_action_prior
 

@@ -21,71 +21,16 @@ from typing import Any
 import numpy as np
 
 from baselines.base import Controller
-from msenv.cells import pad_observation, row_size
+from msenv.envs.cells import pad_observation, row_size
 from msenv.config import SystemConfig
-from msenv.functional import RoundContext
-from msenv.observation import obs_size
+from msenv.engine.functional import RoundContext
+from msenv.engine.observation import obs_size
 
-from .threads import blas_libraries, one_blas_thread
+from .mlp import NumpyPolicy
 from .portable import AGENT_FILE, ObsNormalization, normalization_of, read_portable, write_portable
+from .threads import blas_libraries
 
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
-
-
-class NumpyPolicy:
-    """Deterministic forward pass of an SB3 ``MlpPolicy`` actor in numpy: ``layers`` is a list of
-    ``("linear", (W, b))``, ``("tanh", None)`` or ``("relu", None)``; ``nvec`` the action sizes."""
-
-    def __init__(self, policy) -> None:
-        import torch.nn as nn
-        from stable_baselines3.common.torch_layers import FlattenExtractor
-
-        layers: list[tuple[str, Any]] = []
-        if not isinstance(policy.features_extractor, FlattenExtractor):
-            raise ValueError("NumpyPolicy supports SB3's FlattenExtractor (MlpPolicy) only")
-        for mod in list(policy.mlp_extractor.policy_net) + [policy.action_net]:
-            if isinstance(mod, nn.Linear):
-                layers.append(("linear", (mod.weight.detach().cpu().numpy().T.astype(np.float64),
-                                          mod.bias.detach().cpu().numpy().astype(np.float64))))
-            elif isinstance(mod, nn.Tanh):
-                layers.append(("tanh", None))
-            elif isinstance(mod, nn.ReLU):
-                layers.append(("relu", None))
-            else:
-                raise ValueError(f"NumpyPolicy cannot run layer {mod!r}; supported: Linear, Tanh, ReLU")
-        self._set(layers, policy.action_space.nvec)
-
-    @classmethod
-    def from_layers(cls, layers: list[tuple[str, Any]], nvec) -> NumpyPolicy:
-        """The policy of saved ``layers`` (the portable format)."""
-        self = cls.__new__(cls)
-        for op, p in layers:
-            if op not in ("linear", "tanh", "relu"):
-                raise ValueError(f"layer {op!r} is not supported; allowed: linear, tanh, relu")
-        self._set([(op, None if p is None else (np.asarray(p[0], np.float64), np.asarray(p[1], np.float64)))
-                   for op, p in layers], nvec)
-        return self
-
-    def _set(self, layers, nvec) -> None:
-        self.layers = layers
-        self.nvec = np.asarray(nvec)
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        for kind, p in self.layers:
-            if kind == "linear":
-                x = x @ p[0] + p[1]
-            elif kind == "tanh":
-                x = np.tanh(x)
-            else:
-                x = np.maximum(x, 0.0)
-        return x
-
-    def act(self, x: np.ndarray) -> np.ndarray:
-        """Argmax of each device's categorical (all devices share one size γ_max + 1), on one BLAS
-        thread (:func:`agents.threads.one_blas_thread`)."""
-        with one_blas_thread():
-            z = self.logits(x)
-        return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)
 
 
 class PPOController(Controller):
@@ -204,10 +149,10 @@ class PPOController(Controller):
 
     def check_config(self, config) -> None:
         """Refuse (``ValueError`` saying why) an environment of ``config`` (a
-        :class:`~msenv.SystemConfig` or a cell generator's :class:`~msenv.cells.CellConfig`) whose
+        :class:`~msenv.SystemConfig` or a cell generator's :class:`~msenv.envs.cells.CellConfig`) whose
         observations or draft lengths this agent cannot read or give — what a harness checks
         before it starts any episode."""
-        from msenv.observation import GLOBAL_FEATURES, device_features
+        from msenv.engine.observation import GLOBAL_FEATURES, device_features
 
         cells = hasattr(config, "k_range")
         cell = config.base if cells else config
@@ -270,10 +215,10 @@ class PPOController(Controller):
 
 
 def load_config(data: dict[str, Any]):
-    """A saved agent's config: a :class:`~msenv.cells.CellConfig` (an agent of the cell generator)
+    """A saved agent's config: a :class:`~msenv.envs.cells.CellConfig` (an agent of the cell generator)
     or a :class:`~msenv.SystemConfig`."""
     if "k_range" in data:
-        from msenv.cells import CellConfig
+        from msenv.envs.cells import CellConfig
 
         return CellConfig.from_dict(data)
     return SystemConfig.from_dict(data)

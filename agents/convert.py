@@ -6,10 +6,21 @@ directories from a trusted source; afterwards :func:`agents.load_agent` reads no
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .portable import AGENT_FILE, POLICY_FILE, convert
+from .controller import load_agent
+from .portable import AGENT_FILE, POLICY_FILE, write_portable
+
+
+def convert(path: str | Path) -> Path:
+    """Write the portable files of an agent directory saved with SB3's files only (opens its
+    ``model.zip`` and ``vecnormalize.pkl``: pickles — trusted directories only)."""
+    path = Path(path)
+    agent = load_agent(path, sb3=True)
+    meta = json.loads((path / "config.json").read_text())
+    return write_portable(path, agent.policy, agent.normalization, meta)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,9 @@
 """Vectorised training/evaluation environments for SB3.
 
-``kind="batched"`` (default): :class:`msenv.vector.MultiSpinVectorEnv` behind the SB3 adapter —
+``kind="batched"`` (default): :class:`msenv.envs.vector.MultiSpinVectorEnv` behind the SB3 adapter —
 all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024);
-for a cell generator (:class:`~msenv.cells.CellConfig`: each env its own K) the padded
-:class:`msenv.cells_vector.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
+for a cell generator (:class:`~msenv.envs.cells.CellConfig`: each env its own K) the padded
+:class:`msenv.envs.cells_vector.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
 or, for a base with the model §11 dynamics, the ``DummyVecEnv``.
 ``kind="subproc"``: SB3 ``SubprocVecEnv`` (start method ``spawn``) of Monitor-wrapped single envs;
 ``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys.
@@ -19,12 +19,13 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.cells import CellConfig, make_env
-from msenv.cells_vector import MultiSpinCellsVectorEnv
+from msenv.envs.cells import CellConfig, make_env
+from msenv.envs.cells_vector import MultiSpinCellsVectorEnv
 from msenv.config import SystemConfig
-from msenv.env import SUMMARY_KEYS, RoundMetrics
-from msenv.sb3 import SB3VecEnv, what_if
-from msenv.vector import MultiSpinVectorEnv
+from msenv.engine.kinds import engine_of
+from msenv.envs.env import SUMMARY_KEYS, RoundMetrics
+from msenv.envs.sb3 import SB3VecEnv, what_if
+from msenv.envs.vector import MultiSpinVectorEnv
 
 VEC_KINDS = ("batched", "subproc", "dummy")
 MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
@@ -42,11 +43,11 @@ class _SingleFactory:
 
 def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
     """The seeds of a training run's ``n_envs`` environments for training seed ``seed``
-    (:func:`msenv.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
+    (:func:`msenv.engine.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
     seeds share a stream, each above every reserved block. A run resumed after ``resumed_at`` steps
     takes the children of key ``(1, resumed_at)`` — fresh streams of the same tree, independent of
     the ones before the stop (the environments' generator states are not checkpointed)."""
-    from msenv.seeding import derived_seeds
+    from msenv.engine.seeding import derived_seeds
 
     return derived_seeds(seed, n_envs, 1, resumed_at) if resumed_at else derived_seeds(seed, n_envs, 0)
 
@@ -59,7 +60,7 @@ def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Seq
         raise ValueError(f"seed list has {len(seed)} entries; expected n_envs={n_envs}")
     if kind not in VEC_KINDS:
         raise ValueError(f"vec env kind={kind!r} is invalid; allowed: {', '.join(VEC_KINDS)}")
-    if kind == "batched" and isinstance(config, CellConfig) and not config.base.is_paper_scenario:
+    if kind == "batched" and isinstance(config, CellConfig) and not engine_of(config.base).pads_cells:
         kind = "dummy"
     if kind == "batched":
         batched = MultiSpinCellsVectorEnv if isinstance(config, CellConfig) else MultiSpinVectorEnv
@@ -161,7 +162,7 @@ class CounterfactualReward(VecEnvWrapper):
     action makes against the reference, so every cell weighs alike whatever its size, and the
     round's luck (fading, acceptance draws) — shared by both actions — cancels. The reference does
     not depend on the played action, so the policy gradient stays unbiased. Needs a venv with
-    ``what_if`` (the batched envs' one, or each single env's: :func:`msenv.sb3.what_if`).
+    ``what_if`` (the batched envs' one, or each single env's: :func:`msenv.envs.sb3.what_if`).
 
     ``passthrough=True`` leaves the env's reward as it is (an evaluation env wrapped like the
     training env, as SB3's ``EvalCallback`` needs for its normalisation statistics)."""

@@ -29,6 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .mlp import NumpyPolicy
+
 POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
 FORMAT, FORMAT_VERSION = "msenv-agent", 1
 KINDS = ("mlp", "set", "budget")
@@ -142,10 +144,8 @@ def normalization_of(vecnormalize) -> ObsNormalization | None:
 
 def write_portable(path: str | Path, policy, normalization: ObsNormalization | None, meta: dict[str, Any]) -> Path:
     """Write ``policy.npz`` and ``agent.json`` for a numpy decision ``policy``
-    (:class:`~agents.controller.NumpyPolicy` or :class:`~agents.setpolicy.NumpySetPolicy`);
+    (:class:`~agents.mlp.NumpyPolicy` or :class:`~agents.setpolicy.NumpySetPolicy`);
     ``meta`` holds ``config`` and whatever else the agent's ``config.json`` holds."""
-    from .controller import NumpyPolicy
-
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     arrays: dict[str, np.ndarray] = {}
@@ -183,7 +183,6 @@ def read_portable(path: str | Path):
     """``(policy, normalization, meta)`` of the portable agent in directory ``path``; reads only
     ``policy.npz`` (no pickles allowed) and ``agent.json``. A missing, corrupt or inconsistent
     file raises ``ValueError`` / ``FileNotFoundError`` naming it."""
-    from .controller import NumpyPolicy
     from .setpolicy import NumpySetPolicy
 
     path = Path(path)
@@ -298,14 +297,3 @@ def _check_chain(source: Path, name: str, pairs, first_in: int | None, last_out:
         prev = w.shape[1]
     if last_out is not None and prev != last_out:
         raise ValueError(f"{source}: the {name} layers end with {prev} outputs; the layout needs {last_out}")
-
-
-def convert(path: str | Path) -> Path:
-    """Write the portable files of an agent directory saved with SB3's files only (opens its
-    ``model.zip`` and ``vecnormalize.pkl``: pickles — trusted directories only)."""
-    from .controller import load_agent
-
-    path = Path(path)
-    agent = load_agent(path, sb3=True)
-    meta = json.loads((path / "config.json").read_text())
-    return write_portable(path, agent.policy, agent.normalization, meta)

@@ -89,7 +89,7 @@ def check_policy_kwargs(config, policy: str, policy_kwargs: dict) -> None:
     """Build (and drop) the policy ``make_ppo(policy=...)`` would build for an env of ``config``
     with ``policy_kwargs``: a bad or unknown keyword raises its ``ValueError`` / ``TypeError``
     before any training starts."""
-    from msenv.cells import make_env
+    from msenv.envs.cells import make_env
 
     from .budget import budget_layout
 

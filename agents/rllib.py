@@ -26,7 +26,7 @@ import numpy as np
 from baselines.base import Controller
 from msenv import ENV_IDS, resolve_config
 from msenv.config import SystemConfig
-from msenv.functional import RoundContext
+from msenv.engine.functional import RoundContext
 
 BASELINES = ("greedy-saa", "optimal-uniform", "fixed-4")
 

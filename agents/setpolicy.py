@@ -1,6 +1,6 @@
 """A policy that sees the devices as a set: one network shared by every device (DeepSets).
 
-The observation is K device rows of F entries plus G global entries (``msenv.observation``).
+The observation is K device rows of F entries plus G global entries (``msenv.engine.observation``).
 Each device row, with the globals, goes through the same encoder φ; the mean of the encodings is
 the cell's summary; each device's logits come from the same head ψ(φ_k, summary), and the value
 from ρ(summary). So the weights do not depend on K, permuting the devices permutes the actions,
@@ -308,10 +308,10 @@ class NumpySetPolicy:
 
 def set_layout(config) -> dict:
     """The ``policy_kwargs`` of :class:`DeviceSetPolicy` for an env of ``config``: a
-    :class:`~msenv.SystemConfig` (K rows, 2 globals) or a :class:`~msenv.cells.CellConfig`
+    :class:`~msenv.SystemConfig` (K rows, 2 globals) or a :class:`~msenv.envs.cells.CellConfig`
     (k_max rows with their mask, 3 globals)."""
-    from msenv.cells import CellConfig
-    from msenv.observation import GLOBAL_FEATURES
+    from msenv.envs.cells import CellConfig
+    from msenv.engine.observation import GLOBAL_FEATURES
 
     if isinstance(config, CellConfig):
         return dict(n_devices=config.k_max, n_globals=GLOBAL_FEATURES + 1, masked=True)

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from msenv.functional import RoundContext, validate_action
+from msenv.engine.functional import RoundContext, validate_action
 
 
 class Controller(ABC):
@@ -62,7 +62,7 @@ def controller_context(controller: Controller, env) -> RoundContext:
     if mode is True:
         return env.oracle_context
     if mode:
-        from msenv.functional import context
+        from msenv.engine.functional import context
 
         env = env.unwrapped
         return context(env.state, getattr(env, "cell", None) or env.config, 0, oracle=mode)

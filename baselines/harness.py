@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 
 from msenv import SystemConfig
-from msenv.cells import CellConfig, make_env
+from msenv.envs.cells import CellConfig, make_env
 from msenv.config import MODE_POLICIES
-from msenv.env import SUMMARY_KEYS, round_summary
+from msenv.envs.env import SUMMARY_KEYS, round_summary
 
 from .base import Controller, check_output, controller_context
 from .parallel import parallel_map

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from msenv.functional import RoundContext
-from msenv.saa import SAAEstimator, check_saa_args
+from msenv.engine.functional import RoundContext
+from msenv.engine.saa import SAAEstimator, check_saa_args
 
 from .base import Controller
 

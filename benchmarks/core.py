@@ -25,8 +25,8 @@ import numpy as np  # noqa: E402
 
 import msenv  # noqa: E402,F401
 from msenv import SystemConfig  # noqa: E402
-from msenv.acceptance import sample_first_rejection  # noqa: E402
-from msenv.goodput import communication_time, evaluate_round  # noqa: E402
+from msenv.model.acceptance import sample_first_rejection  # noqa: E402
+from msenv.model.goodput import communication_time, evaluate_round  # noqa: E402
 
 from ._timing import best_of, row  # noqa: E402
 
@@ -74,7 +74,7 @@ def random_batch(n: int, k: int, seed: int = 0):
 def batched_stepper(config: SystemConfig, gamma: np.ndarray):
     """A function that times one ``functional.step_state`` over len(gamma) rounds of ``config``
     (state from ``reset_state``) and returns the wall time per device-round (s)."""
-    from msenv import functional as F
+    from msenv.engine import functional as F
 
     rng = np.random.default_rng(2)
     state = F.reset_state(rng.random((len(gamma), F.reset_draws(config))), config)

@@ -18,8 +18,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from baselines.greedy import greedy_search  # noqa: E402
-from msenv.env import MultiSpinEnv  # noqa: E402
-from msenv.saa import SAAEstimator  # noqa: E402
+from msenv.envs.env import MultiSpinEnv  # noqa: E402
+from msenv.engine.saa import SAAEstimator  # noqa: E402
 
 from ._timing import row  # noqa: E402
 

@@ -9,7 +9,7 @@
 3. The cell generator (``msenv/MultiSpin-Cells-v0``) as ``train.py --env-id`` builds it with the
    id's defaults, and as 0.5.0 did (the set policy on K ≤ 50), against the paper id (the main
    job's MLP), ``learn()`` steps/s alternated; and the cells env alone, 16 sub-envs, the batched
-   :class:`msenv.cells_vector.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
+   :class:`msenv.envs.cells_vector.MultiSpinCellsVectorEnv` against the stepped SyncVectorEnv.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def cells_rates(steps: int, repeats: int) -> dict[str, list[float]]:
 
 def cells_env_rates(rounds: int, repeats: int) -> dict[str, list[float]]:
     from msenv import env_config
-    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.envs.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     cells = env_config("msenv/MultiSpin-Cells-v0")
     out: dict[str, list[float]] = {"batched": [], "stepped (SyncVectorEnv)": []}

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     import agents
     from agents.controller import load_agent
     from agents.threads import blas_libraries
-    from msenv.cells import MultiSpinCellsEnv
+    from msenv.envs.cells import MultiSpinCellsEnv
 
     agent = load_agent(args.agent or Path(agents.__file__).parent / "pretrained" / "cells")
     env = MultiSpinCellsEnv(k_range=(args.k, args.k), k_max=args.k)

@@ -1,6 +1,6 @@
 """Batched VectorEnv throughput (issue: vector env). Run ``python -m benchmarks.vector``.
 
-Steps × envs per second of :class:`msenv.vector.MultiSpinVectorEnv` vs Gymnasium's
+Steps × envs per second of :class:`msenv.envs.vector.MultiSpinVectorEnv` vs Gymnasium's
 ``SyncVectorEnv`` of the single env, at N = 64 and 1024, measured side by side.
 """
 
@@ -15,8 +15,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 
-from msenv.env import MultiSpinEnv  # noqa: E402
-from msenv.vector import MultiSpinVectorEnv  # noqa: E402
+from msenv.envs.env import MultiSpinEnv  # noqa: E402
+from msenv.envs.vector import MultiSpinVectorEnv  # noqa: E402
 
 from ._timing import row  # noqa: E402
 

@@ -9,7 +9,7 @@ Run: ``python examples/pettingzoo_parallel.py``
 
 from pettingzoo.test import parallel_api_test
 
-from msenv.marl import MultiSpinParallelEnv
+from msenv.envs.marl import MultiSpinParallelEnv
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
 ``make_vec_env`` passes ``render_mode="rgb_array"``, which msenv accepts; a DummyVecEnv runs the
 envs in this process (for subprocesses see ``examples/sb3_subprocess.py``; for msenv's own batched
-vector env, ``msenv.sb3``).
+vector env, ``msenv.envs.sb3``).
 
 Run: ``python examples/sb3_ppo.py [--steps 2048]``
 """

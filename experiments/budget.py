@@ -24,8 +24,8 @@ from agents.budget import budget_layout, budget_lengths
 from baselines import make_controller
 from baselines.parallel import parallel_map
 from baselines.report import write_csv
-from msenv.cells import MultiSpinCellsEnv
-from msenv.saa import SAAEstimator
+from msenv.envs.cells import MultiSpinCellsEnv
+from msenv.engine.saa import SAAEstimator
 
 from .cells import DEFAULT_AGENT, cell_config
 

@@ -31,7 +31,7 @@ from baselines.evaluate import check_agent_dir
 from baselines.harness import Entry, evaluate, parse_entry
 from baselines.report import summarize, write_csv, write_json
 from msenv import ENV_IDS, resolve_config
-from msenv.cells import CellConfig
+from msenv.envs.cells import CellConfig
 
 KS = (5, 10, 20, 50, 100, 200, 400)
 #: the cell types: base configs of the generator (K is set per point)

@@ -15,8 +15,8 @@ import numpy as np
 from baselines import ExactSAA, best_uniform, greedy_search, local_search
 from baselines.parallel import parallel_map
 from baselines.report import ci95, write_csv
-from msenv.env import MultiSpinEnv
-from msenv.saa import SAAEstimator
+from msenv.envs.env import MultiSpinEnv
+from msenv.engine.saa import SAAEstimator
 
 
 def gap_drop(args: tuple[int, int, int, int, float]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from baselines.evaluate import make_entries, run_and_report
 from msenv import ENV_IDS, resolve_config
+from msenv.engine.kinds import engine_of
 
 #: the table's episodes: held out from training (train.py evaluates on seeds 10000..)
 EPISODES, ROUNDS, SEED = 50, 30, 20_000
@@ -25,7 +26,7 @@ DYNAMIC_CONTROLLERS = ("plug-in-greedy", "bayes-saa", "oracle-greedy", "optimal-
 
 def controllers_for(env_id: str) -> tuple[str, ...]:
     """The controllers of ``env_id``'s table, its reference first."""
-    return PAPER_CONTROLLERS if resolve_config(ENV_IDS[env_id]).is_paper_scenario else DYNAMIC_CONTROLLERS
+    return DYNAMIC_CONTROLLERS if engine_of(resolve_config(ENV_IDS[env_id])).dynamic else PAPER_CONTROLLERS
 
 
 def table_name(env_id: str) -> str:

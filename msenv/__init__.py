@@ -8,14 +8,20 @@ in a weak cell.
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
 import gymnasium
 
-from ._numeric import compile_notice
+from .model._numeric import compile_notice
 
 with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
     from .config import PRESETS, SystemConfig, preset, resolve_config
-    from .context import RoundContext
-    from .env import INFO_KEYS, MultiSpinEnv
+    from .engine.context import RoundContext
+    from .engine.kinds import engine_of
+    from .envs.env import INFO_KEYS, MultiSpinEnv
 
 __version__ = "0.5.0"  #: the one version string (pyproject.toml reads it)
 
@@ -76,7 +82,7 @@ CELL_NOTES: dict[str, str] = {
 }
 assert CELL_NOTES.keys() == CELL_IDS.keys()
 #: the ids with the model-§11 dynamics (the others follow the paper's assumptions)
-DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if not resolve_config(c).is_paper_scenario)
+DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if engine_of(resolve_config(c)).dynamic)
 
 
 def register_envs() -> None:
@@ -86,14 +92,14 @@ def register_envs() -> None:
             continue
         gymnasium.register(
             id=env_id,
-            entry_point="msenv.env:MultiSpinEnv",
-            vector_entry_point="msenv.vector:MultiSpinVectorEnv",
+            entry_point="msenv.envs.env:MultiSpinEnv",
+            vector_entry_point="msenv.envs.vector:MultiSpinVectorEnv",
             kwargs={"config": name},
         )
     for env_id, fields in CELL_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="msenv.cells:MultiSpinCellsEnv",
-                               vector_entry_point="msenv.cells_vector:cells_vector_env", kwargs={"config": fields})
+            gymnasium.register(id=env_id, entry_point="msenv.envs.cells:MultiSpinCellsEnv",
+                               vector_entry_point="msenv.envs.cells_vector:cells_vector_env", kwargs={"config": fields})
 
 
 def env_config(env_id: str, **overrides):
@@ -103,13 +109,51 @@ def env_config(env_id: str, **overrides):
     if env_id in ENV_IDS:
         return resolve_config(ENV_IDS[env_id], **overrides)
     if env_id in CELL_IDS:
-        from .cells import resolve_cells
+        from .envs.cells import resolve_cells
 
         return resolve_cells(CELL_IDS[env_id], **overrides)
     raise ValueError(f"env id {env_id!r} is not registered; allowed: {', '.join([*ENV_IDS, *CELL_IDS])}")
 
 
 register_envs()
+
+#: the import paths of 0.5 (one flat folder) → where each module lives now; ``import msenv.cells``,
+#: ``from msenv.env import MultiSpinEnv`` and ``msenv.sb3`` keep working (the same module object)
+MOVED: dict[str, str] = {
+    **{f"msenv.{m}": f"msenv.model.{m}" for m in ("_numeric", "slots", "channel", "acceptance", "latency",
+                                                 "reactive", "goodput")},
+    **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "dynamics", "functional",
+                                                  "seeding", "saa")},
+    **{f"msenv.{m}": f"msenv.envs.{m}" for m in ("env", "vector", "cells", "cells_vector", "marl", "sb3", "render")},
+    "msenv.validation": "msenv.config.validation",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a 0.5 path of :data:`MOVED` as the module that lives at its new path (imported on
+    first use, so the optional adapters still need their library only when asked for)."""
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in MOVED else None
+
+    def create_module(self, spec):
+        module = importlib.import_module(MOVED[spec.name])
+        spec.loader_state = module.__spec__  # the import system overwrites it with the old path's
+        return module
+
+    def exec_module(self, module) -> None:
+        module.__spec__ = module.__spec__.loader_state
+
+
+if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedModules())
+
+
+def __getattr__(name: str):
+    """``msenv.cells`` and the other 0.5 module names of :data:`MOVED`, as attributes."""
+    if f"msenv.{name}" in MOVED:
+        return importlib.import_module(f"msenv.{name}")
+    raise AttributeError(f"module 'msenv' has no attribute {name!r}")
 
 __all__ = [
     "CELL_IDS",

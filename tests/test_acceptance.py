@@ -8,8 +8,8 @@ from scipy import special, stats
 
 import msenv  # noqa: F401
 from msenv import SystemConfig, acceptance
-from msenv import functional as F
-from msenv.acceptance import (
+from msenv.engine import functional as F
+from msenv.model.acceptance import (
     accepted_tokens,
     expected_tokens,
     first_rejection_from_uniform,
@@ -17,8 +17,8 @@ from msenv.acceptance import (
     rejection_probability,
     sample_first_rejection,
 )
-from msenv.env import MultiSpinEnv
-from msenv.vector import MultiSpinVectorEnv
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 
 N = 400_000
 

@@ -20,8 +20,8 @@ from agents.ppo import make_ppo  # noqa: E402
 from baselines.harness import Entry, evaluate  # noqa: E402
 from baselines.report import summarize  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
-from msenv.env import MultiSpinEnv  # noqa: E402
-from msenv.cells import MultiSpinCellsEnv  # noqa: E402
+from msenv.envs.env import MultiSpinEnv  # noqa: E402
+from msenv.envs.cells import MultiSpinCellsEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from msenv import slots
+from msenv.model import slots
 
 ROOT = Path(__file__).resolve().parent.parent
 #: each layer may import itself and the layers before it
@@ -133,9 +133,162 @@ def test_the_dynamic_kernel_entry_takes_its_structs_fields_in_order():
     the fields of the three NamedTuples, in order, so no call site depends on positions."""
     import inspect
 
-    from msenv import dynamics
+    from msenv.engine import dynamics
 
     params = list(inspect.signature(dynamics.dynamic_rows.py_func).parameters)
     assert params == ["u", "gamma", *dynamics.Inputs._fields, *dynamics.Tables._fields, *dynamics.Outputs._fields]
     inner = list(inspect.signature(dynamics.round_rows_of.py_func).parameters)
     assert inner == ["u", "gamma", "state", "tables", "out"]
+
+
+# ---------------------------------------------------------------------- msenv's layout
+#: msenv's subpackages, lowest first: each may import itself and the ones before it
+MSENV_LAYERS = ("config", "model", "engine", "envs")
+MAX_MODULES_PER_FOLDER = 10
+
+
+def test_msenv_is_its_subpackages():
+    top = sorted(p.name for p in (ROOT / "msenv").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists())
+    assert top == ["__init__.py", *sorted(MSENV_LAYERS)]
+    for layer in MSENV_LAYERS:
+        folder = ROOT / "msenv" / layer
+        modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+        assert len(modules) <= MAX_MODULES_PER_FOLDER, (layer, modules)
+        assert ast.get_docstring(ast.parse((folder / "__init__.py").read_text())), f"msenv/{layer} says what it owns"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports_of(path: Path, top_level_only: bool) -> set[str]:
+    """The project modules ``path`` imports (relative imports resolved; ``from X import y`` counts
+    X.y when that is a module), at module level or anywhere."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    out = set()
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            out.add(mod)
+            out.update(f"{mod}.{a.name}" for a in node.names)
+    return out
+
+
+def _project_graph(top_level_only: bool) -> dict[str, set[str]]:
+    files = _sources(*PACKAGES) + [ROOT / "train.py"]
+    names = {_module_name(p): p for p in files}
+    graph = {}
+    for name, p in names.items():
+        targets = set()
+        for mod in _imports_of(p, top_level_only):
+            # a module imports its package's __init__ too, as Python does; count the module itself
+            if mod in names and mod != name:
+                targets.add(mod)
+        graph[name] = targets
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycle_between_the_projects_modules():
+    """At module level and in function bodies alike (a package's ``__init__`` re-exporting its
+    modules is the one edge left out: a module may import its own package's public names)."""
+    graph = _project_graph(top_level_only=False)
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    assert not _cycles(graph)
+
+
+def test_the_cycle_scan_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] == "msenv" and len(parts) > 1 and parts[1] in MSENV_LAYERS:
+        return MSENV_LAYERS.index(parts[1])
+    return None
+
+
+def test_msenv_subpackages_import_only_downwards():
+    bad = []
+    for p in _sources(ROOT / "msenv"):
+        here = _layer(_module_name(p))
+        if here is None:
+            continue
+        for mod in _imports_of(p, top_level_only=False):
+            there = _layer(mod)
+            if mod == "msenv" or (there is not None and there > here):
+                bad.append(f"{p.relative_to(ROOT)} imports {mod}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_engine_kind_is_decided_in_one_place():
+    """Which engine plays a config is decided by ``SystemConfig.is_paper_scenario`` and read once,
+    by ``engine_of``; every other site asks the engine object."""
+    sites = [f"{p.relative_to(ROOT)}:{i}" for p in _sources(*PACKAGES, ROOT / "docs" / "_ext") + [ROOT / "train.py"]
+             for i, line in enumerate(p.read_text().splitlines(), 1) if "is_paper_scenario" in line]
+    assert len(sites) <= 3, sites
+
+
+def test_the_0_5_import_paths_are_the_modules_at_their_new_paths():
+    import importlib
+    import pickle
+
+    import msenv
+
+    for old, new in msenv.MOVED.items():
+        if old.endswith(("sb3", "marl")):
+            pytest.importorskip({"sb3": "stable_baselines3", "marl": "pettingzoo"}[old.rpartition(".")[2]])
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new)
+        assert module.__spec__.name == new and module.__name__ == new
+        assert getattr(msenv, old.rpartition(".")[2]) is module
+    from msenv.cells import CellConfig
+    from msenv.env import MultiSpinEnv
+
+    assert MultiSpinEnv is msenv.MultiSpinEnv
+    assert pickle.loads(pickle.dumps(CellConfig())) == CellConfig()
+    with pytest.raises(AttributeError):
+        msenv.no_such_module  # noqa: B018

@@ -14,10 +14,10 @@ from baselines import (
 from baselines.evaluate import main as evaluate_main
 from baselines.harness import ControllerFactory
 from msenv import SystemConfig
-from msenv.env import MultiSpinEnv
-from msenv.functional import RoundContext
-from msenv.goodput import expected_goodput
-from msenv.saa import SAAEstimator
+from msenv.envs.env import MultiSpinEnv
+from msenv.engine.functional import RoundContext
+from msenv.model.goodput import expected_goodput
+from msenv.engine.saa import SAAEstimator
 
 
 def _context(seed=0, **overrides):

@@ -42,7 +42,7 @@ DYN_SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10, channel_
 def test_collect_plays_the_controller_on_its_seeds(name, cfg):
     """The demonstrations are the evaluation harness's episodes (an oracle controller acts on the
     oracle context, the recorded observations are the server's)."""
-    from msenv.env import MultiSpinEnv
+    from msenv.envs.env import MultiSpinEnv
 
     demos = collect(name, cfg, 3, seed=70)
     assert demos.obs.shape == (30,) + MultiSpinEnv(cfg).observation_space.shape and demos.actions.shape == (30, 4)
@@ -116,7 +116,7 @@ def test_cloning_a_cell_generator_pads_and_pools_the_devices():
     (padded slots draft 0, the value the masked policy pins them to), the shared head starts from
     the marginal over the devices only, and a constant rule is cloned exactly on every cell."""
     from agents.setpolicy import set_layout
-    from msenv.cells import CellConfig, make_env
+    from msenv.envs.cells import CellConfig, make_env
 
     cells = CellConfig().replace(k_range=(2, 6), k_max=6, episode_length=5)
     demos = collect("fixed-3", cells, 6, seed=80)

@@ -11,8 +11,8 @@ from agents.budget import (BudgetActions, BudgetDistribution, BudgetSetPolicy, N
                            budget_lengths)
 from agents.controller import load_agent, save_agent
 from agents.envs import CounterfactualReward, make_vec_env, normalize
-from msenv.cells import CellConfig, MultiSpinCellsEnv
-from msenv.cells_vector import MultiSpinCellsVectorEnv
+from msenv.envs.cells import CellConfig, MultiSpinCellsEnv
+from msenv.envs.cells_vector import MultiSpinCellsVectorEnv
 
 
 def _cells(k_lo=3, k_hi=12, **kw):
@@ -183,7 +183,7 @@ def test_single_and_paper_vector_envs_answer_what_if_without_changing_anything(e
     paper scenario and under the model §11 dynamics (whose next state depends on the action)."""
     import gymnasium as gym
 
-    from msenv.vector import MultiSpinVectorEnv
+    from msenv.envs.vector import MultiSpinVectorEnv
 
     asked, plain = gym.make(env_id, num_devices=6), gym.make(env_id, num_devices=6)
     asked.reset(seed=3), plain.reset(seed=3)

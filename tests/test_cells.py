@@ -1,4 +1,4 @@
-"""The cell generator (msenv.cells): replay of the single-cell env, padding, the generator's
+"""The cell generator (msenv.envs.cells): replay of the single-cell env, padding, the generator's
 laws, bad settings, and the library helpers (check_env, make_vec, PettingZoo)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from scipy import stats
 
 import msenv
 from msenv import MultiSpinEnv
-from msenv.cells import CellConfig, MultiSpinCellsEnv, cell_rng, draw_cell, resolve_cells, size_feature
-from msenv.observation import DS, device_features
+from msenv.envs.cells import CellConfig, MultiSpinCellsEnv, cell_rng, draw_cell, resolve_cells, size_feature
+from msenv.engine.observation import DS, device_features
 
 HETERO = msenv.resolve_config(msenv.ENV_IDS["msenv/MultiSpin-Hetero-v0"], episode_length=6)
 
@@ -178,7 +178,7 @@ def test_library_checks_make_vec_and_extreme_cells():
 def test_pettingzoo_cells_variant():
     from pettingzoo.test import parallel_api_test
 
-    from msenv.marl import MultiSpinCellsParallelEnv
+    from msenv.envs.marl import MultiSpinCellsParallelEnv
 
     pz = MultiSpinCellsParallelEnv(k_range=(2, 5), k_max=5, episode_length=6)
     parallel_api_test(pz, num_cycles=20)
@@ -198,7 +198,7 @@ def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
     Gymnasium's SyncVectorEnv of single cell envs gives: observations, rewards, ends and the
     per-round info (in same-step mode SyncVectorEnv moves the last round's info to
     final_info; the batched env keeps it in info, so only the shared keys are compared)."""
-    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.envs.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0))
     fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells, autoreset_mode=mode)
@@ -240,7 +240,7 @@ def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
 
 def test_make_vec_and_sb3_take_the_batched_cells_env():
     from agents.envs import make_vec_env
-    from msenv.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
+    from msenv.envs.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     vec = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point")
     assert isinstance(vec, MultiSpinCellsVectorEnv)

@@ -8,8 +8,8 @@ from scipy import special, stats
 
 import msenv  # noqa: F401
 from msenv import SystemConfig, channel
-from msenv.env import MultiSpinEnv
-from msenv.vector import MultiSpinVectorEnv
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 
 
 @pytest.mark.parametrize("rho", [0.95, 0.5, -0.12, 0.0])

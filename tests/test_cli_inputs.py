@@ -1,4 +1,4 @@
-"""Bad inputs of train.py, the experiments, msenv.sb3.what_if and the cell generator: one clear
+"""Bad inputs of train.py, the experiments, msenv.envs.sb3.what_if and the cell generator: one clear
 line (or a ValueError naming the field), never a traceback, a NaN or an option silently ignored."""
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def test_what_if_takes_one_row_per_env_and_refuses_other_shapes(kind):
     pytest.importorskip("stable_baselines3")
     from agents.envs import make_vec_env
     from msenv import SystemConfig
-    from msenv.sb3 import what_if
+    from msenv.envs.sb3 import what_if
 
     venv = make_vec_env(SystemConfig(), 2, 0, kind)
     venv.reset()
@@ -69,7 +69,7 @@ def test_what_if_on_a_non_msenv_vec_env_is_a_type_error():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.env_util import make_vec_env
 
-    from msenv.sb3 import what_if
+    from msenv.envs.sb3 import what_if
 
     venv = make_vec_env("CartPole-v1", 2)
     venv.reset()

@@ -1,4 +1,4 @@
-"""What a controller sees (msenv.context): the oracle context's correction-time gains."""
+"""What a controller sees (msenv.engine.context): the oracle context's correction-time gains."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 
 import msenv  # noqa: F401
 from msenv import SystemConfig
-from msenv.env import MultiSpinEnv
+from msenv.envs.env import MultiSpinEnv
 
 
 def test_oracle_context_predicts_the_correction_gains():
@@ -17,7 +17,7 @@ def test_oracle_context_predicts_the_correction_gains():
     oracle, seen = env.oracle_context, env.context
     assert seen.w_ul is None and oracle.w_ul is not None  # decision CSI: no innovations for the server
     gamma = np.array([3, 1, 0, 6])
-    from msenv.latency import compute_latency
+    from msenv.model.latency import compute_latency
 
     g_ul, g_dl = oracle.correction_gains(compute_latency(gamma, oracle.t_draft, cfg))
     _, _, _, _, info = env.step(gamma)

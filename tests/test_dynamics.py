@@ -1,4 +1,4 @@
-"""model §11 dynamics (msenv.dynamics): requests, their renewals and the tokens they count."""
+"""model §11 dynamics (msenv.engine.dynamics): requests, their renewals and the tokens they count."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from scipy import stats
 
 import msenv  # noqa: F401
 from msenv import SystemConfig, acceptance
-from msenv import functional as F
-from msenv.env import MultiSpinEnv
-from msenv.vector import MultiSpinVectorEnv
+from msenv.engine import functional as F
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 
 
 def test_tokens_past_a_requests_end_are_never_counted():

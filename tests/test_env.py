@@ -13,8 +13,8 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import msenv
 from msenv import ENV_IDS, MultiSpinEnv, SystemConfig
-from msenv.env import info_keys
-from msenv.reactive import MODE_NONE
+from msenv.envs.env import info_keys
+from msenv.model.reactive import MODE_NONE
 
 
 @pytest.mark.parametrize("env_id", list(ENV_IDS))
@@ -266,7 +266,7 @@ def test_a_slow_first_use_prints_one_notice_and_a_warm_one_none(capfd, monkeypat
     import sys
     import time
 
-    from msenv._numeric import compile_notice
+    from msenv.model._numeric import compile_notice
 
     monkeypatch.setenv("MSENV_COMPILE_NOTICE_S", "0.05")
     with compile_notice("the test's kernels"):

@@ -12,7 +12,7 @@ import pytest
 import msenv  # noqa: F401
 from experiments import run_figure, total_power_split
 from experiments.__main__ import main as cli
-from msenv.env import MultiSpinEnv
+from msenv.envs.env import MultiSpinEnv
 
 
 def _read(path):

@@ -1,4 +1,4 @@
-"""The pure batched core (msenv.functional): reset/step against recorded golden trajectories
+"""The pure batched core (msenv.engine.functional): reset/step against recorded golden trajectories
 and an independent numpy implementation."""
 
 from __future__ import annotations

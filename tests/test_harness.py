@@ -12,7 +12,7 @@ from baselines.evaluate import main as evaluate_main
 from baselines.harness import Entry, evaluate, parse_entry
 from baselines.report import TIMING_METRICS, summarize
 from msenv import SystemConfig
-from msenv.env import MultiSpinEnv
+from msenv.envs.env import MultiSpinEnv
 
 
 def test_harness_hands_the_oracle_context_only_to_oracle_controllers():

@@ -12,7 +12,7 @@ import pytest
 
 import gymnasium as gym
 import msenv
-import msenv.vector
+import msenv.envs.vector
 from msenv import MultiSpinEnv
 
 ID = "msenv/MultiSpin-v0"
@@ -23,7 +23,7 @@ SMALL = dict(num_devices=4, gamma_max=6, episode_length=8)
 @pytest.mark.parametrize("make", [
     lambda: MultiSpinEnv(frameskip=4),
     lambda: gym.make(ID, frameskip=4),
-    lambda: msenv.vector.MultiSpinVectorEnv(2, frameskip=4),
+    lambda: msenv.envs.vector.MultiSpinVectorEnv(2, frameskip=4),
 ])
 def test_unknown_keyword_is_pythons_type_error(make):
     with pytest.raises(TypeError, match=r"__init__\(\) got an unexpected keyword argument 'frameskip'"):
@@ -50,8 +50,8 @@ def test_rgb_array_frames_shape_dtype_and_change_with_the_round():
     f2 = env.render()
     assert f1.shape == f0.shape and not np.array_equal(f0, f1) and not np.array_equal(f1, f2)
     assert np.array_equal(f2, env.render())  # same round → same picture
-    # the outcome colours of msenv.render are on the picture: a UL/DL/accepted device is drawn
-    from msenv.render import COLORS
+    # the outcome colours of msenv.envs.render are on the picture: a UL/DL/accepted device is drawn
+    from msenv.envs.render import COLORS
 
     info = env.unwrapped._last
     modes = set(np.asarray(info["modes"]).tolist())
@@ -250,7 +250,7 @@ def test_rllib_pettingzoo_multi_agent(ray_local):
     from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
     from ray.tune.registry import register_env
 
-    from msenv.marl import MultiSpinParallelEnv
+    from msenv.envs.marl import MultiSpinParallelEnv
 
     register_env("msenv-marl", lambda cfg: ParallelPettingZooEnv(MultiSpinParallelEnv(**cfg)))
     agents = [f"device_{k}" for k in range(SMALL["num_devices"])]

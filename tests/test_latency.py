@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from msenv import SystemConfig
-from msenv.latency import compute_latency, verify_latency
+from msenv.model.latency import compute_latency, verify_latency
 
 
 @pytest.mark.parametrize("batch", ["all", "drafting"])
@@ -23,9 +23,9 @@ def test_every_term_of_the_verification_model(batch):
 def test_drafting_only_batch_serves_no_token_to_idle_devices():
     """verify_batch="drafting": a device with γ_k = 0 is not verified, so it gets no token (env,
     SAA ratio objective and mean-of-ratios objective agree with a hand count)."""
-    from msenv.env import MultiSpinEnv
-    from msenv.goodput import expected_goodput
-    from msenv.acceptance import expected_tokens
+    from msenv.envs.env import MultiSpinEnv
+    from msenv.model.goodput import expected_goodput
+    from msenv.model.acceptance import expected_tokens
 
     cfg = SystemConfig(num_devices=3, verify_batch="drafting")
     env = MultiSpinEnv(cfg)

@@ -1,4 +1,4 @@
-"""PettingZoo variant (msenv.marl)."""
+"""PettingZoo variant (msenv.envs.marl)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import pytest
 from configs import DYNAMIC
 
 import msenv  # noqa: F401
-from msenv import functional as F
-from msenv.env import MultiSpinEnv
+from msenv.engine import functional as F
+from msenv.envs.env import MultiSpinEnv
 
 
 def test_pettingzoo_local_obs_grows_with_the_extras():
     from pettingzoo.test import parallel_api_test
 
-    from msenv.marl import MultiSpinParallelEnv
+    from msenv.envs.marl import MultiSpinParallelEnv
 
     env = MultiSpinParallelEnv(num_devices=3, episode_length=5, **DYNAMIC[2])
     assert env.observation_space("device_0").shape == (F.device_features(env.config) + 2 + 3,)
@@ -26,7 +26,7 @@ def test_pettingzoo_api_and_seed_tests():
     from pettingzoo.test import parallel_api_test
     from pettingzoo.test.seed_test import parallel_seed_test
 
-    from msenv.marl import MultiSpinParallelEnv
+    from msenv.envs.marl import MultiSpinParallelEnv
 
     parallel_api_test(MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=60)
     parallel_seed_test(lambda: MultiSpinParallelEnv(episode_length=15, num_devices=5), num_cycles=40)
@@ -36,7 +36,7 @@ def test_pettingzoo_api_and_seed_tests():
 
 def test_pettingzoo_rewards_and_observations_match_single_env():
     pytest.importorskip("pettingzoo")
-    from msenv.marl import MultiSpinParallelEnv
+    from msenv.envs.marl import MultiSpinParallelEnv
 
     for mode in ("shared", "per_device"):
         pz = MultiSpinParallelEnv(num_devices=4, reward=mode, episode_length=4)

@@ -76,7 +76,7 @@ def test_build_makes_a_wheel_and_an_sdist_with_every_module(dist):
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "agents.controller:AgentFactory" in zipfile.ZipFile(wheel).read(entry_points).decode()
     members = tarfile.open(sdist).getnames()
-    assert any(m.endswith("/README.md") for m in members) and any(m.endswith("/msenv/slots.py") for m in members)
+    assert any(m.endswith("/README.md") for m in members) and any(m.endswith("/msenv/model/slots.py") for m in members)
 
 
 def test_the_wheel_works_in_a_fresh_virtual_environment(dist, tmp_path):

@@ -92,7 +92,7 @@ def test_portable_decisions_equal_the_sb3_policy_mode_of_the_committed_agent():
     from agents import load_agent
 
     from agents.budget import budget_lengths
-    from msenv.cells import make_env
+    from msenv.envs.cells import make_env
 
     with_sb3 = [p for p in COMMITTED if (p / "model.zip").exists()]  # the leaderboard's agents ship portable files only
     assert with_sb3

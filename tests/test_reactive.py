@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 
 from msenv import SystemConfig
-from msenv.goodput import communication_time
-from msenv.reactive import MODE_DL, MODE_UL, solve
+from msenv.model.goodput import communication_time
+from msenv.model.reactive import MODE_DL, MODE_UL, solve
 
 CFG = SystemConfig()
 L = 1024 * (18 + 16)
@@ -220,7 +220,7 @@ def test_extreme_but_valid_inputs_are_finite():
 def test_compiled_sum_follows_numpy_float_order():
     """The compiled kernels sum in numpy's pairwise order, so DL powers and filter
     normalisations equal numpy's np.sum bit for bit (lengths across every branch)."""
-    from msenv._numeric import pairwise_sum
+    from msenv.model._numeric import pairwise_sum
 
     rng = np.random.default_rng(0)
     for n in list(range(1, 40)) + [127, 128, 129, 255, 256, 300, 1000]:

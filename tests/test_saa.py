@@ -1,4 +1,4 @@
-"""SAA estimators (msenv.saa) under model §11: against plain per-sample computations."""
+"""SAA estimators (msenv.engine.saa) under model §11: against plain per-sample computations."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from scipy import special, stats
 
 import msenv  # noqa: F401
 from msenv import SystemConfig
-from msenv.env import MultiSpinEnv
+from msenv.envs.env import MultiSpinEnv
 
 
 def test_bayes_saa_draws_alpha_from_the_filters_predictive():
-    from msenv.saa import DynamicSAAEstimator
+    from msenv.engine.saa import DynamicSAAEstimator
 
     cfg = SystemConfig(num_devices=4, alpha_dynamics="markov", alpha_observed=False, alpha_grid_size=16)
     env = MultiSpinEnv(cfg)
@@ -32,7 +32,7 @@ def test_bayes_saa_draws_alpha_from_the_filters_predictive():
 
 
 def _est_pair(cfg, seed=0, n=400):
-    from msenv.saa import DynamicSAAEstimator
+    from msenv.engine.saa import DynamicSAAEstimator
 
     env = MultiSpinEnv(cfg)
     env.reset(seed=seed)
@@ -43,9 +43,9 @@ def _est_pair(cfg, seed=0, n=400):
 def test_dynamic_estimator_equals_a_plain_per_sample_computation():
     """Bayesian SAA value of a candidate = a scalar loop over its samples: α from the posterior,
     gains from the conditional fading law at ρ(T_cmp(γ)), T_com from the reactive solver."""
-    from msenv.acceptance import expected_tokens
-    from msenv.goodput import communication_time
-    from msenv.latency import compute_latency
+    from msenv.model.acceptance import expected_tokens
+    from msenv.model.goodput import communication_time
+    from msenv.model.latency import compute_latency
 
     cfg = SystemConfig(num_devices=4, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(1.0, 1.0),
                        alpha_dynamics="request", alpha_observed=False, p_dl_dbm=15.0)
@@ -70,8 +70,8 @@ def test_dynamic_estimator_equals_a_plain_per_sample_computation():
 
 
 def test_oracle_estimator_prices_the_true_correction_gains():
-    from msenv.goodput import expected_goodput
-    from msenv.latency import compute_latency
+    from msenv.model.goodput import expected_goodput
+    from msenv.model.latency import compute_latency
 
     cfg = SystemConfig(num_devices=4, channel_dynamics="gauss_markov", csi="decision", speed_range_mps=(1.5, 1.5),
                        p_dl_dbm=12.0)
@@ -86,7 +86,7 @@ def test_oracle_estimator_prices_the_true_correction_gains():
 
 def test_paper_scenario_bayes_equals_greedy_estimates_and_oracle_is_greedy():
     """With exact α and block fading the dynamic estimator is the plain SAA on the same samples."""
-    from msenv.goodput import expected_goodput
+    from msenv.model.goodput import expected_goodput
 
     env, est, oracle = _est_pair(SystemConfig(num_devices=5))
     ctx = env.context
@@ -132,7 +132,7 @@ def test_greedy_decisions_equal_a_from_scratch_greedy(k, over):
     """The incremental SAA scoring (re-solve only the samples whose rejected set changed, reuse
     the last batch's T_com) gives the same decisions and values as scoring every candidate alone."""
     from baselines.greedy import greedy_search
-    from msenv.saa import SAAEstimator
+    from msenv.engine.saa import SAAEstimator
 
     cfg = msenv.preset("qwen2.5", num_devices=k, n_saa=300, **over)
     env = MultiSpinEnv(cfg)

@@ -1,4 +1,4 @@
-"""SB3 VecEnv adapter (msenv.sb3)."""
+"""SB3 VecEnv adapter (msenv.envs.sb3)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import msenv  # noqa: F401
-from msenv.env import MultiSpinEnv
-from msenv.vector import MultiSpinVectorEnv
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 
 
 def test_sb3_adapter_matches_vector_env_and_trains():
@@ -16,7 +16,7 @@ def test_sb3_adapter_matches_vector_env_and_trains():
     from stable_baselines3.common.env_checker import check_env  # noqa: F401
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from msenv.sb3 import SB3VecEnv
+    from msenv.envs.sb3 import SB3VecEnv
 
     venv = SB3VecEnv(MultiSpinVectorEnv(4, episode_length=5, num_devices=4))
     venv.seed(3)

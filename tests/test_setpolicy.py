@@ -14,7 +14,7 @@ import msenv  # noqa: E402
 from agents.controller import load_agent, save_agent  # noqa: E402
 from agents.envs import make_vec_env, normalize  # noqa: E402
 from agents.ppo import make_ppo  # noqa: E402
-from msenv import functional as F  # noqa: E402
+from msenv.engine import functional as F  # noqa: E402
 
 
 def _model(k: int, **over):
@@ -90,7 +90,7 @@ def test_the_set_policy_rejects_an_observation_that_is_not_device_rows():
 
 def _cells_model(k_max: int, k_range=(2, 5)):
     from agents.setpolicy import set_layout
-    from msenv.cells import resolve_cells
+    from msenv.envs.cells import resolve_cells
 
     cells = resolve_cells(None, k_range=k_range, k_max=k_max, gamma_max=8, episode_length=10)
     venv = normalize(make_vec_env(cells, 2, 0), 0.0, norm_obs=False)
@@ -108,7 +108,7 @@ def test_the_masked_policy_ignores_padding_and_stays_equivariant():
     γ = 0 with probability 1 (no log-prob, no entropy), and permuting the devices permutes the
     actions."""
     from agents.setpolicy import NumpySetPolicy
-    from msenv.cells import MultiSpinCellsEnv
+    from msenv.envs.cells import MultiSpinCellsEnv
 
     model, _, cells = _cells_model(5)
     env = MultiSpinCellsEnv(cells)
@@ -150,7 +150,7 @@ def test_a_cells_agent_acts_in_any_cell_and_in_single_cell_envs(tmp_path):
     from baselines.harness import evaluate
     from baselines.harness import Entry
     from agents.controller import AgentFactory
-    from msenv.cells import MultiSpinCellsEnv, pad_observation
+    from msenv.envs.cells import MultiSpinCellsEnv, pad_observation
 
     model, venv, cells = _cells_model(5)
     save_agent(tmp_path / "agent", model, venv, cells)

@@ -9,8 +9,8 @@ from configs import DYNAMIC
 
 import msenv  # noqa: F401
 from msenv import SystemConfig
-from msenv.env import INFO_KEYS, MultiSpinEnv, info_keys
-from msenv.vector import MultiSpinVectorEnv
+from msenv.envs.env import INFO_KEYS, MultiSpinEnv, info_keys
+from msenv.envs.vector import MultiSpinVectorEnv
 
 
 def _sync(n, **kw):

@@ -147,10 +147,10 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
     import msenv
-    from msenv import functional as F
+    from msenv.engine import functional as F
     from msenv.config import SystemConfig
-    from msenv.env import INFO_DOCS, info_keys
-    from msenv.observation import feature_docs
+    from msenv.engine.kinds import INFO_DOCS, engine_of, info_keys
+    from msenv.engine.observation import feature_docs
 
     cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
     k, nf = cfg.num_devices, F.device_features(cfg)
@@ -163,7 +163,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     img = out / "img" / f"{name}.png"
     _render(env_id, img)
-    if cfg.is_paper_scenario:
+    if not engine_of(cfg).dynamic:
         knows = ("Nothing is hidden: the observation and `env.unwrapped.context` carry each device's α and the "
                  "very gains its correction will use (the paper's assumption). `oracle_context` equals `context`.")
     else:
@@ -207,12 +207,12 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 
 
 def cells_page(env_id: str, out: Path = OUT) -> str:
-    """The page of a cell-generator id (generated from :class:`msenv.cells.CellConfig`)."""
+    """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
-    from msenv.cells import CELL_FIELDS, CellConfig, K_SCALE
+    from msenv.envs.cells import CELL_FIELDS, CellConfig, K_SCALE
     from msenv.config import SystemConfig, field_docs
-    from msenv.env import INFO_DOCS, info_keys
-    from msenv.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
+    from msenv.envs.env import INFO_DOCS, info_keys
+    from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
 
     cells = msenv.env_config(env_id)
     base, default = cells.base, SystemConfig()
@@ -247,17 +247,17 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
         f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # any K: 200 devices\n'
         f'venv = gym.make_vec("{env_id}", num_envs=4, vectorization_mode="vector_entry_point")\n```\n\n'
-        "The vector env (`msenv.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
+        "The vector env (`msenv.envs.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
         "to k_max and plays every copy's round in one kernel call, each over its own K devices (a padded slot "
         "never drafts nor counts in the verification pass), with the same numbers as Gymnasium's "
         "`SyncVectorEnv` of single envs bit for bit; `autoreset_mode` `\"next_step\"` (default) or "
         "`\"same_step\"`. With a base under the model §11 dynamics, or a render mode, `make_vec` gives "
-        "`msenv.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.marl.MultiSpinCellsParallelEnv` (an episode's agents "
+        "`msenv.envs.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.envs.marl.MultiSpinCellsParallelEnv` (an episode's agents "
         "are its K devices).\n\n"
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "
         f"cell of 200 devices: `python -m baselines.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
         "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n",
-        "## Configuration\n\nThe generator's fields (`msenv.cells.CellConfig`; keywords of `gym.make`, "
+        "## Configuration\n\nThe generator's fields (`msenv.envs.cells.CellConfig`; keywords of `gym.make`, "
         "`--set` on the command lines; a bad value raises `ValueError` naming it, an unknown name `TypeError`; "
         "`num_devices` is refused: K is drawn):\n\n" + _table(["field", "this id", "default", "meaning"], gen_rows)
         + "\nThe base's fields that differ from the default `SystemConfig()` ([configuration reference]"
@@ -330,7 +330,7 @@ def configuration_page() -> str:
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
     return ("# Configuration reference\n\n`msenv.SystemConfig` is a frozen, validated dataclass; this page is "
-            "generated from it (each meaning is the field's `#:` comment in `msenv/config.py`). Give fields to "
+            "generated from it (each meaning is the field's `#:` comment in `msenv/config/system.py`). Give fields to "
             "`gym.make(id, **fields)`, `SystemConfig(...)`, `cfg.replace(...)`, `--set FIELD=VALUE` on the "
             "command lines (VALUE in JSON), or `env.reset(options={'config': {...}})`. A bad value raises "
             "`ValueError` naming the field, the value and what is allowed; an unknown name raises Python's "

@@ -18,15 +18,16 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..config.system import SystemConfig
+from ..engine.context import validate_action
+from ..engine.functional import observe, reset_draws, reset_state, step_draws, step_padded_cells, warm_up
+from ..engine.kinds import INFO_KEYS, engine_of
+from ..engine.observation import GLOBAL_FEATURES, device_features
+from ..engine.state import State
 from .cells import (CellConfig, MultiSpinCellsEnv, cell_rng, check_cell_fields, draw_cell, pad_observation,
                     reset_option_config, resolve_cells)
-from .config import SystemConfig
-from .context import validate_action
-from .functional import observe, reset_draws, reset_state, step_draws, step_padded_cells, warm_up
-from .goodput import RoundResult
-from .observation import GLOBAL_FEATURES, device_features
-from .state import State
-from .vector import autoreset_mode_of, check_num_envs, seed_list
+from .shell import (Autoreset, Totals, autoreset_mode_of, batch_info, check_num_envs, draw, episode_seed, peek,
+                    seed_list)
 
 
 class MultiSpinCellsSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -87,7 +88,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         warm_up(self.config.base)
         n, k_max, base = self.num_envs, self.config.k_max, self.config.base
-        self._seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (MultiSpinCellsEnv._seeds)
+        self._seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (MultiSpinCellsEnv's)
         self._gens: list[np.random.Generator | None] = [None] * n  # each episode's own stream
         self.cells: list[SystemConfig | None] = [None] * n  #: each sub-env's current cell
         self._k = np.zeros(n, np.int64)
@@ -97,9 +98,8 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         self._template = np.zeros((n,) + self.single_observation_space.shape, np.float32)
         self._obs = np.zeros_like(self._template)
         self._t = np.zeros(n, np.int64)
-        self._ep_tokens, self._ep_time = np.zeros(n), np.zeros(n)
-        self._autoreset = np.zeros(n, dtype=bool)
-        self._drawn = np.zeros(n, dtype=bool)  # the coming step's uniforms are in self._u already
+        self._totals = Totals(n)
+        self._autoreset = Autoreset(self, n)
 
     @property
     def num_devices(self) -> np.ndarray:
@@ -124,18 +124,14 @@ class MultiSpinCellsVectorEnv(VectorEnv):
                                 np.zeros((self.num_envs, k_max * device_features(base) + GLOBAL_FEATURES), np.float32))
         for i, s in enumerate(seeds):
             self._start(i, s)
-        self._autoreset[:] = False
+        self._autoreset.clear()
         return self._obs.copy(), {"num_devices": self._k.copy(), "_num_devices": np.ones(self.num_envs, bool)}
 
     def _start(self, i: int, seed: int | None) -> None:
         """Sub-env i's next episode, drawn as :meth:`MultiSpinCellsEnv.reset` draws it."""
-        if seed is not None:
-            self._seeders[i] = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
-        elif self._seeders[i] is None:
-            self._seeders[i] = seeding.np_random()[0]
-        episode_seed = int(seed) if seed is not None else int(self._seeders[i].integers(2**63 - 1))
-        cell = draw_cell(self.config, cell_rng(episode_seed))
-        gen = seeding.np_random(episode_seed)[0]
+        self._seeders[i], ep_seed = episode_seed(self._seeders[i], seed)
+        cell = draw_cell(self.config, cell_rng(ep_seed))
+        gen = seeding.np_random(ep_seed)[0]
         one = reset_state(gen.random((1, reset_draws(cell))), cell)
         k, s = cell.num_devices, self._state
         for name in ("distance", "beta", "task", "alpha", "t_draft", "g_ul", "g_dl"):
@@ -146,99 +142,65 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         s.static_obs[i, : one.static_obs.shape[1]] = one.static_obs[0]
         self._template[i] = self._obs[i] = pad_observation(observe(one, cell)[0], cell, one.t_draft[0], self.config.k_max)
         self.cells[i], self._gens[i], self._k[i], self._n_step[i] = cell, gen, k, step_draws(cell)
-        self._t[i], self._ep_tokens[i], self._ep_time[i] = 0, 0.0, 0.0
-        self._drawn[i] = False
+        self._t[i] = 0
+        self._totals.clear(i)
 
-    def _draw(self, rows: np.ndarray) -> None:
-        """The coming step's uniforms of sub-envs ``rows`` [n] (bool), each drawn once: by
-        :meth:`what_if` or by the step, whichever comes first — the same numbers in the same order
-        from each episode's generator, so asking changes no trajectory."""
-        for i in np.flatnonzero(rows & ~self._drawn):
-            self._gens[i].random(out=self._u[i, : self._n_step[i]])
-        self._drawn |= rows
+    def _restart(self, rows: np.ndarray) -> None:
+        for i in rows:
+            self._start(i, None)
 
-    def _playing(self) -> np.ndarray:
-        """The sub-envs whose next step plays a round (not a next-step autoreset) [n]."""
-        if self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP:
-            return np.ones(self.num_envs, dtype=bool)
-        return ~self._autoreset
+    def _gamma(self, actions) -> np.ndarray:
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        check_action_batch(actions, self.action_space.shape, self.num_envs)
+        gamma = validate_action(actions, self.config.base, batch=self.num_envs, num_devices=self.config.k_max)
+        return np.ascontiguousarray(gamma, dtype=np.int64)
 
     def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
         """Counterfactual evaluation on common random numbers: the tokens [n] and the latency (s) [n]
         each sub-env's coming round would give if ``actions`` [n, k_max] were played — on the very
         verification outcomes and gains its next :meth:`step` will use, whatever action that step
-        plays. The state and every trajectory are unchanged (the draws are made once, here or in
-        the step). Goodput = tokens / latency. A sub-env whose next step is a reset (next-step
-        autoreset) plays no round: 0 tokens, latency 0.
+        plays. The state, every generator and every trajectory are unchanged. Goodput = tokens /
+        latency. A sub-env whose next step is a reset (next-step autoreset) plays no round: 0
+        tokens, latency 0.
 
         This is a simulator's privilege, not something a server could observe: a learner may use
         it to score a reference action on the same draws (a control variate for its reward).
         """
-        if self._state is None:
-            raise RuntimeError("call reset() before what_if()")
-        n, cfg = self.num_envs, self.config
-        check_action_batch(actions, self.action_space.shape, n)
-        gamma = validate_action(actions, cfg.base, batch=n, num_devices=cfg.k_max)
-        live = self._playing()
-        self._draw(live)
+        gamma = self._gamma(actions)
+        live = self._autoreset.playing()
+        u = peek(self._gens, np.flatnonzero(live), self._u.copy(), self._n_step)
         s = self._state
         scratch = s.evolve(g_ul=s.g_ul.copy(), g_dl=s.g_dl.copy())  # the kernel moves the gains on
-        _, res = step_padded_cells(self._u, self._n_step, self._k, live, scratch, gamma, self._template, cfg.base)
+        _, res = step_padded_cells(u, self._n_step, self._k, live, scratch, gamma, self._template, self.config.base)
         return res.total_tokens.copy(), res.latency.copy()
 
     def step(self, actions):
         """Play one round in every sub-env (``actions`` [n, k_max]; slots past a cell's K are
         ignored) — see the class docstring for autoreset and ``info``."""
-        if self._state is None:
-            raise RuntimeError("call reset() before step()")
+        gamma = self._gamma(actions)
         n, cfg = self.num_envs, self.config
-        check_action_batch(actions, self.action_space.shape, n)
-        gamma = validate_action(actions, cfg.base, batch=n, num_devices=cfg.k_max)
-        same_step = self.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
-        resetting = self._autoreset.copy() if not same_step else np.zeros(n, dtype=bool)
-        live = ~resetting
-        self._draw(live)
+        live = self._autoreset.playing()
+        draw(self._gens, np.flatnonzero(live), self._u, self._n_step)
         obs, res = step_padded_cells(self._u, self._n_step, self._k, live, self._state, gamma, self._template, cfg.base)
-        self._drawn[:] = False
         self._t[live] += 1
-        self._ep_tokens = np.where(live, self._ep_tokens + res.total_tokens, self._ep_tokens)
-        self._ep_time = np.where(live, self._ep_time + res.latency, self._ep_time)
+        self._totals.add(res, live)
         truncated = live & (self._t >= cfg.episode_length)
         terminated = np.zeros(n, dtype=bool)
         rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
-        info = self._info(res, live) if live.any() else {}
+        info: dict[str, Any] = {}
+        if live.any():
+            info = batch_info(res, live, self._totals, INFO_KEYS)
+            info["num_devices"], info["_num_devices"] = np.where(live, self._k, 0), live.copy()
         self._obs = np.where(live[:, None], obs, self._obs)
-        if same_step:
-            done = np.flatnonzero(truncated)
-            if len(done):
-                info["final_obs"] = np.full(n, None, dtype=object)
-                for i in done:
-                    info["final_obs"][i] = self._obs[i].copy()
-                    self._start(i, None)
-                info["_final_obs"] = truncated.copy()
-        else:
-            for i in np.flatnonzero(resetting):
-                self._start(i, None)
-            self._autoreset = truncated | terminated
+        self._autoreset.finish(live, truncated | terminated, info, lambda: self._obs, self._restart)
+        if not self._autoreset.same_step:
             info["num_devices"], info["_num_devices"] = self._k.copy(), np.ones(n, bool)
         return self._obs.copy(), rewards, terminated, truncated, info
 
-    def _info(self, res: RoundResult, live: np.ndarray) -> dict[str, Any]:
-        info: dict[str, Any] = {}
-        for key in ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay", "t_draft", "t_verify", "t_com",
-                    "latency", "goodput"):
-            info[key] = getattr(res, key)
-        info["episode_tokens"] = np.where(live, self._ep_tokens, 0.0)
-        info["episode_time"] = np.where(live, self._ep_time, 0.0)
-        info["episode_throughput"] = np.where(live, self._ep_tokens / np.where(live, self._ep_time, 1.0), 0.0)
-        for key in list(info):
-            info[f"_{key}"] = live.copy()
-        info["num_devices"], info["_num_devices"] = np.where(live, self._k, 0), live.copy()
-        return info
-
 
 def _check_batchable(cells: CellConfig) -> None:
-    if not cells.base.is_paper_scenario:
+    if not engine_of(cells.base).pads_cells:
         raise ValueError("the batched cells vector env needs a base in the paper scenario (got one with the model §11 "
                          "dynamics); allowed: such a base, or cells_vector_env / MultiSpinCellsSyncVectorEnv, which "
                          "step the cells one after the other")
@@ -258,7 +220,8 @@ def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None,
     else :class:`MultiSpinCellsSyncVectorEnv` (same meaning, stepped one env after the other)."""
     check_cell_fields("cells_vector_env()", overrides)
     cells = resolve_cells(config, **overrides)
-    cls = MultiSpinCellsVectorEnv if cells.base.is_paper_scenario and render_mode is None else MultiSpinCellsSyncVectorEnv
+    batched = engine_of(cells.base).pads_cells and render_mode is None
+    cls = MultiSpinCellsVectorEnv if batched else MultiSpinCellsSyncVectorEnv
     return cls(num_envs, cells, render_mode=render_mode, autoreset_mode=autoreset_mode)
 
 

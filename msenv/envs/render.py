@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .reactive import MODE_DL, MODE_NONE, MODE_UL
+from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 
 #: outcome colours (RGB in [0, 1]) and their legend labels
 COLORS = {

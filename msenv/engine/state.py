@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .acceptance import BELIEF_CODES, grid_belief
-from .config import ALPHA_DYNAMICS, SystemConfig
-from .goodput import round_params
+from ..model.acceptance import BELIEF_CODES, grid_belief
+from ..config.system import ALPHA_DYNAMICS, SystemConfig
+from ..model.goodput import round_params
 from .observation import device_features
-from .slots import StepDraws, StepParams, pack
+from ..model.slots import StepDraws, StepParams, pack
 
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws

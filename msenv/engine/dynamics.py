@@ -21,12 +21,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import acceptance, channel, latency
-from ._numeric import ufunc
-from .config import SystemConfig
-from .goodput import RoundResult, kernel_outputs, kernel_result, round_rows
+from ..model import acceptance, channel, latency
+from ..model._numeric import ufunc
+from ..config.system import SystemConfig
+from ..model.goodput import RoundResult, kernel_outputs, kernel_result, round_rows
 from .observation import NO_BELIEF, NO_CELLS, NO_FLOATS, belief_slots, gain_slots
-from .slots import CR, DB, DF, IR, PR, RP, SD, SP
+from ..model.slots import CR, DB, DF, IR, PR, RP, SD, SP
 from .state import REQUEST_POOL, State, links, step_constants, step_offsets
 
 

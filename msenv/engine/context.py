@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from . import acceptance, channel
-from .config import SystemConfig
+from ..model import acceptance, channel
+from ..config.system import SystemConfig
 from .state import State
 
 
@@ -86,20 +86,26 @@ class RoundContext:
 ORACLE_MODES = (False, True, "alpha", "csi")
 
 
-def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
-    """The round context of row ``index`` (arrays [K]) or of the whole batch (``None``).
-
-    ``oracle=False``: what the server can know (model §11); ``True``: the truth (true α, the
-    innovations that fix the correction-time gains); ``"alpha"`` / ``"csi"``: the server's view
-    plus only that part of the truth. All equal in the paper scenario.
-    """
-    if oracle not in ORACLE_MODES:
-        raise ValueError(f"oracle={oracle!r} is invalid; allowed: {', '.join(map(repr, ORACLE_MODES))}")
+def paper_context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
+    """The paper scenario's round context of row ``index`` (arrays [K]) or of the whole batch
+    (``None``): what the server sees is the truth, so ``oracle`` changes nothing."""
     i = slice(None) if index is None else index
     p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
     p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
-    if cfg.is_paper_scenario:
-        return RoundContext(state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i], p_ul, p_dl, cfg)
+    return RoundContext(state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i], p_ul, p_dl, cfg)
+
+
+def dynamic_context(state: State, cfg: SystemConfig, index: int | None = None,
+                    oracle: bool | str = False) -> RoundContext:
+    """The model §11 round context of row ``index`` (arrays [K]) or of the whole batch (``None``).
+
+    ``oracle=False``: what the server can know; ``True``: the truth (true α, the innovations that
+    fix the correction-time gains); ``"alpha"`` / ``"csi"``: the server's view plus only that part
+    of the truth (:data:`ORACLE_MODES`, checked by the caller).
+    """
+    i = slice(None) if index is None else index
+    p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
+    p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
     know_alpha, know_csi = oracle in (True, "alpha"), oracle in (True, "csi")
     gm = cfg.channel_dynamics == "gauss_markov"
     show_csi = know_csi or cfg.csi != "statistical"

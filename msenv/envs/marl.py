@@ -29,9 +29,9 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from .config import SystemConfig, check_fields
+from ..config.system import SystemConfig, check_fields
 from .env import MultiSpinEnv
-from .functional import GLOBAL_FEATURES, device_features
+from ..engine.functional import GLOBAL_FEATURES, device_features
 
 REWARD_MODES = ("shared", "per_device")
 
@@ -115,7 +115,7 @@ class MultiSpinParallelEnv(ParallelEnv):
 
     def state(self) -> np.ndarray:
         """The global observation (what the single-agent env observes)."""
-        from .functional import observe
+        from ..engine.functional import observe
 
         return observe(self.env.state, self.config)[0]
 
@@ -153,7 +153,7 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         return self._local(self._single_obs(), cell), {a: {} for a in self.agents}
 
     def _single_obs(self) -> np.ndarray:
-        from .functional import observe
+        from ..engine.functional import observe
 
         return observe(self.env.state, self.env.cell)[0]
 

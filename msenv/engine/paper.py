@@ -1,94 +1,21 @@
-"""Pure, batched environment dynamics (model §8), in the style of gymnax / Gymnasium FuncEnv.
-
-Randomness enters only as arrays of uniforms, so the dynamics are pure functions::
-
-    state = reset_state(u_reset, cfg)                       # u_reset [B, reset_draws(cfg)]
-    state, result = step_state(u_step, state, gamma, cfg)   # u_step [B, step_draws(cfg)]
-    obs = observe(state, cfg)                               # float32 [B, obs_size(cfg)]
-
-The parts live in rooms of their own, re-exported here: :mod:`msenv.state` (the state and the
-layout of the draws), :mod:`msenv.observation` (the observation's layout), :mod:`msenv.context`
-(what a controller sees, and action checks), :mod:`msenv.dynamics` (the model §11 step). This
-module keeps reset, the step's dispatch and the paper scenario's compiled step.
-"""
+"""The paper scenario's step (model §3–§6, §8), compiled: the verification outcomes from the
+step's uniforms, the round kernel, the next round's fading and observation — for a batch of
+cells of one size (:func:`step_paper`) or of cells of different sizes padded to a common number of
+device slots (:func:`step_padded_cells`, the batched cell generator)."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from . import acceptance, channel, dynamics
-from ._numeric import compile_notice
-from .config import SystemConfig
-from .context import ORACLE_MODES, RoundContext, context, validate_action
-from .goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
-from .observation import DS, GLOBAL_FEATURES, device_features, gain_slots, obs_size, observe, static_obs
-from .slots import FR, IR, PR, RP, SP
-from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_constants, step_draws
+from ..config.system import SystemConfig
+from ..model import acceptance, channel
+from ..model.goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
+from ..model.slots import FR, IR, PR, RP, SP
+from .observation import DS, device_features, gain_slots
+from .state import State, step_constants
 
-__all__ = [
-    "GLOBAL_FEATURES", "ORACLE_MODES", "REQUEST_POOL", "RoundContext", "State", "context", "device_features",
-    "fading_draws", "obs_size", "observe", "reset_draws", "reset_state", "step_draws", "step_state",
-    "step_padded_cells", "validate_action", "warm_up",
-]
-
-
-_WARM: set[bool] = set()
-
-
-def warm_up(cfg: SystemConfig) -> None:
-    """Compile (or load from numba's cache) the kernels of ``cfg``'s step — the paper scenario's
-    or the model §11 one — once per process, with a one-line notice on stderr when that takes long
-    (the first use on a machine). Environments call it when they are made; it draws nothing from
-    any environment's generator."""
-    kind = cfg.is_paper_scenario
-    if kind in _WARM:
-        return
-    with compile_notice("the kernels of the environment's step"):
-        state = reset_state(np.full((1, reset_draws(cfg)), 0.5), cfg)
-        observe(state, cfg)
-        context(state, cfg, 0)
-        step_state(np.full((1, step_draws(cfg)), 0.5), state, np.zeros((1, cfg.num_devices), np.int64), cfg)
-    _WARM.add(kind)
-
-
-def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None) -> np.ndarray:
-    if rng_dbm is None:
-        dbm = np.full(u.shape, fixed_dbm)
-    else:
-        dbm = rng_dbm[0] + (rng_dbm[1] - rng_dbm[0]) * u
-    return 10.0 ** ((dbm - 30.0) / 10.0)
-
-
-def reset_state(u: np.ndarray, cfg: SystemConfig) -> State:
-    """Draw a new episode per row of ``u`` [B, reset_draws(cfg)]: geometry, tasks, drafting
-    speeds, budgets and the first round's fading (and the model §11 state when configured)."""
-    lay = layout(cfg)["reset"]
-    distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
-    beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
-    task = dynamics.task_from_uniform(u[:, lay["task"]], cfg)
-    alpha = dynamics.task_alpha(task, cfg)
-    s_lo, s_hi = cfg.draft_scale_range
-    t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
-    p_ul = _budget(u[:, lay["p_ul"].start], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
-    p_dl = _budget(u[:, lay["p_dl"].start], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
-    alpha, g_ul, g_dl, extra = dynamics.reset_fields(u, lay, task, alpha, beta, cfg)
-    if g_ul is None:
-        g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
-    static = static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg)
-    return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64),
-                 static, **extra)
-
-
-def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
-    """Play one round with draft lengths ``gamma`` [B, K]; returns the next state and the
-    round's :class:`~msenv.goodput.RoundResult` (via the shared round kernel). Under model §11 the
-    result's ``info`` holds the truth of the round (α, correction-time gains, request ends)."""
-    if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
-        gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    if cfg.is_paper_scenario:
-        return _step_paper(u, state, gamma, cfg)
-    return dynamics.step(u, state, gamma, cfg)
+__all__ = ["step_paper", "step_padded_cells"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -118,7 +45,9 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
     gain_slots(obs, g_ul_next, g_dl_next, int(step[SP.device_features]), step[SP.statistical_csi] != 0)
 
 
-def _step_paper(u, state, gamma, cfg):
+def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
+    """One paper-scenario round of every row (``gamma`` [B, K] int64, C-contiguous): the next state
+    (its observation written by the kernel) and the round's result."""
     n, k = gamma.shape
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
     s = state

@@ -34,13 +34,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 
-from .config import FIELD_NAMES, SystemConfig, resolve_config
-from .context import validate_action
-from .env import MultiSpinEnv, check_render_mode
-from .observation import DS, GLOBAL_FEATURES, device_features
-from .validation import fail
+from ..config.system import FIELD_NAMES, SystemConfig, resolve_config
+from ..engine.context import validate_action
+from .env import MultiSpinEnv
+from .shell import check_render_mode, episode_seed
+from ..engine.observation import DS, GLOBAL_FEATURES, device_features
+from ..config.validation import fail
 
 #: the SystemConfig fields the generator sets per episode (a base may not fix them)
 DRAWN_FIELDS = ("num_devices",)
@@ -105,11 +105,6 @@ class CellConfig:
     @property
     def reward_scale(self) -> float:
         return self.base.reward_scale
-
-    @property
-    def is_paper_scenario(self) -> bool:
-        """The base's :attr:`~msenv.SystemConfig.is_paper_scenario`."""
-        return self.base.is_paper_scenario
 
     def replace(self, **changes: Any) -> CellConfig:
         """A validated copy with ``changes`` applied: the generator's fields here, any other
@@ -260,14 +255,10 @@ class MultiSpinCellsEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             self.config = reset_option_config(self.config, options["config"])
-        if seed is not None:
-            self._seeds = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,)))
-        elif self._seeds is None:
-            self._seeds = seeding.np_random()[0]
-        episode_seed = int(seed) if seed is not None else int(self._seeds.integers(2**63 - 1))
-        self.cell = draw_cell(self.config, cell_rng(episode_seed))
+        self._seeds, ep_seed = episode_seed(self._seeds, seed)
+        self.cell = draw_cell(self.config, cell_rng(ep_seed))
         self._inner = MultiSpinEnv(self.cell, render_mode=self.render_mode)
-        obs, _ = self._inner.reset(seed=episode_seed)
+        obs, _ = self._inner.reset(seed=ep_seed)
         return self._observe(obs), {"num_devices": self.cell.num_devices}
 
     def step(self, action):

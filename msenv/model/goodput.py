@@ -17,7 +17,7 @@ from numba import njit
 from . import acceptance, latency, reactive
 from ._numeric import as_flat, as_rows
 from .latency import latency_rows
-from .config import SystemConfig
+from ..config.system import SystemConfig
 from .slots import FR, IR, PR, Ints, Reals, RoundParams, RP, pack
 
 

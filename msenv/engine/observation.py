@@ -33,10 +33,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from . import acceptance
-from ._numeric import ufunc
-from .config import SystemConfig
-from .slots import MO
+from ..model import acceptance
+from ..model._numeric import ufunc
+from ..config.system import SystemConfig
+from ..model.slots import MO
 
 
 
@@ -170,16 +170,23 @@ NO_BELIEF = np.zeros((1, 1, 1, 2))
 NO_CELLS = np.zeros((1, 2))
 
 
-def observe(state, cfg: SystemConfig) -> np.ndarray:
-    """Normalised observation [B, obs_size(cfg)] of a :class:`~msenv.state.State` (layout in the
-    module docstring): the cached per-episode entries plus this round's entries."""
+def observe_paper(state, cfg: SystemConfig) -> np.ndarray:
+    """The paper scenario's observation [B, obs_size(cfg)] of a :class:`~msenv.engine.state.State`
+    (layout in the module docstring): the cached per-episode entries plus this round's gains."""
     if state.obs is not None:
         return state.obs
     out = state.static_obs.copy()
+    gain_slots(out, state.g_ul, state.g_dl, device_features(cfg), cfg.csi == "statistical")
+    return out
+
+
+def observe_dynamic(state, cfg: SystemConfig) -> np.ndarray:
+    """The model §11 observation [B, obs_size(cfg)]: the paper's entries plus the α belief and the
+    Doppler slots."""
+    if state.obs is not None:
+        return state.obs
+    out = observe_paper(state, cfg)
     nf = device_features(cfg)
-    gain_slots(out, state.g_ul, state.g_dl, nf, cfg.csi == "statistical")
-    if cfg.is_paper_scenario:
-        return out
     grid, gm, beta = cfg.belief == "grid", cfg.channel_dynamics == "gauss_markov", cfg.belief == "beta"
     belief_slots(out, nf, acceptance.BELIEF_CODES[cfg.belief], state.alpha,
                  state.post_a if beta else NO_FLOATS, state.post_b if beta else NO_FLOATS,

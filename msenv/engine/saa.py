@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import acceptance, latency
-from .config import MODE_POLICIES, SAA_OBJECTIVES
+from ..model import acceptance, latency
+from ..config.system import MODE_POLICIES, SAA_OBJECTIVES
 from .functional import RoundContext
-from .goodput import communication_time, saa_objective
+from ..model.goodput import communication_time, saa_objective
 
 
 def check_saa_args(owner: str, n_samples, objective, policy):
@@ -178,7 +178,7 @@ class DynamicSAAEstimator:
 
     def __init__(self, context: RoundContext, rng: np.random.Generator, n_samples: int | None = None,
                  policy: str | None = None, objective: str | None = None, communication: bool = True) -> None:
-        from . import channel
+        from ..model import channel
 
         check_saa_args("DynamicSAAEstimator", n_samples, objective, policy)
         cfg = context.config
@@ -209,7 +209,7 @@ class DynamicSAAEstimator:
 
     def gains(self, t_cmp: float) -> tuple[np.ndarray, np.ndarray]:
         """(g_ul, g_dl) the correction meets after ``t_cmp`` seconds: [K] or per sample [S, K]."""
-        from . import channel
+        from ..model import channel
 
         hit = self._gains.get(t_cmp)
         if hit is not None:

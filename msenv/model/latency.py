@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .config import SystemConfig
+from ..config.system import SystemConfig
 from ._numeric import as_rows
 
 

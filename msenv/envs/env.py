@@ -18,57 +18,19 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from .context import RoundContext, validate_action
-from .context import context as round_context
-from .functional import reset_state, step_state, warm_up
-from .observation import obs_size, observe
-from .state import State, reset_draws, step_draws
-from .config import SystemConfig, check_fields, resolve_config
-from .goodput import RoundResult
-from .reactive import MODE_DL, MODE_NONE, MODE_UL
+from ..config.system import SystemConfig, check_fields, resolve_config
+from ..engine.context import RoundContext, validate_action
+from ..engine.functional import context as round_context
+from ..engine.functional import reset_state, warm_up
+from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, engine_of, info_keys
+from ..engine.observation import obs_size
+from ..engine.state import State, reset_draws, step_draws
+from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
+from .shell import check_render_mode, env_spaces, peek, round_info
 
-#: keys of the per-step ``info`` dict.
-INFO_KEYS = (
-    "tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay",
-    "t_draft", "t_verify", "t_com", "latency", "goodput",
-    "episode_tokens", "episode_time", "episode_throughput",
-)
-#: extra ``info`` keys under model §11 dynamics: the truth of the round, for analysis (never in
-#: the observation): the true α, the correction-time gains, and (requests) which requests ended.
-DYNAMIC_INFO_KEYS = ("alpha", "g_ul_corr", "g_dl_corr")
-REQUEST_INFO_KEYS = ("request_done",)
-#: what each ``info`` key holds (arrays are [K], per device)
-INFO_DOCS = {
-    "tokens": "int [K]: tokens each device gained this round, N_k = A_k + 1 (capped at a request's end)",
-    "accepted": "int [K]: drafted tokens the target model accepted, A_k",
-    "rejected": "bool [K]: the device's draft had a rejection (it needed a correction)",
-    "modes": "int8 [K]: how the correction crossed the link: 0 none, 1 UL, 2 DL",
-    "dl_power": "float [K]: DL power given to the device, W (0 unless DL)",
-    "ul_delay": "float [K]: the device's UL transfer time, s (0 unless rejected)",
-    "t_draft": "float: drafting time max_k γ_k T_k^dft, s",
-    "t_verify": "float: the verification pass, s",
-    "t_com": "float: the correction exchange T_com, s",
-    "latency": "float: the round's time T = t_draft + t_verify + t_com, s",
-    "goodput": "float: the round's goodput Σ_k N_k / T, tokens/s (the reward before reward_scale)",
-    "episode_tokens": "float: tokens so far in the episode",
-    "episode_time": "float: time so far in the episode, s",
-    "episode_throughput": "float: episode_tokens / episode_time, tokens/s (the long-run throughput)",
-    "alpha": "float [K]: the true α of the round (dynamics only; never in the observation)",
-    "g_ul_corr": "float [K]: the UL gain the correction used (dynamics only)",
-    "g_dl_corr": "float [K]: the DL gain the correction used (dynamics only)",
-    "request_done": "bool [K]: the device's request ended this round (requests only)",
-}
 #: fields that fix the spaces (a reset option may not change them)
 _LOCKED_FIELDS = ("num_devices", "gamma_max", "alpha_observed", "channel_dynamics")
-
-
-def info_keys(cfg: SystemConfig) -> tuple[str, ...]:
-    """The per-step ``info`` keys for ``cfg`` (the paper scenario: :data:`INFO_KEYS`)."""
-    if cfg.is_paper_scenario:
-        return INFO_KEYS
-    return INFO_KEYS + DYNAMIC_INFO_KEYS + (REQUEST_INFO_KEYS if cfg.alpha_dynamics != "fixed" else ())
 
 
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
@@ -111,35 +73,6 @@ class RoundMetrics(gym.Wrapper):
         return obs, reward, term, trunc, info
 
 
-def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
-    """The ``info`` dict of row ``i`` of a batched round result; ``ep_tokens``/``ep_time`` are
-    the episode's totals *before* this round (the dict holds them after it)."""
-    t_draft, t_verify, t_com, latency, goodput = (float(res.t_draft[i]), float(res.t_verify[i]), float(res.t_com[i]),
-                                                  float(res.latency[i]), float(res.goodput[i]))
-    ep_tokens += float(res.total_tokens[i])
-    ep_time += latency
-    out = {
-        "tokens": res.tokens[i],
-        "accepted": res.accepted[i],
-        "rejected": res.rejected[i],
-        "modes": res.modes[i],
-        "dl_power": res.dl_power[i],
-        "ul_delay": res.ul_delay[i],
-        "t_draft": t_draft,
-        "t_verify": t_verify,
-        "t_com": t_com,
-        "latency": latency,
-        "goodput": goodput,
-        "episode_tokens": ep_tokens,
-        "episode_time": ep_time,
-        "episode_throughput": ep_tokens / ep_time,
-    }
-    if res.info:
-        for key, val in res.info.items():
-            out[key] = val[i]
-    return out
-
-
 class MultiSpinEnv(gym.Env):
     """Draft-length control for multi-access speculative inference (model §8).
 
@@ -159,7 +92,6 @@ class MultiSpinEnv(gym.Env):
     def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
-        warm_up(self.config)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._build_spaces()
@@ -170,8 +102,9 @@ class MultiSpinEnv(gym.Env):
 
     def _build_spaces(self) -> None:
         cfg = self.config
-        self.action_space = spaces.MultiDiscrete(np.full(cfg.num_devices, cfg.gamma_max + 1, dtype=np.int64))
-        self.observation_space = spaces.Box(-1.0, 1.0, shape=(obs_size(cfg),), dtype=np.float32)
+        self._engine = engine_of(cfg)
+        warm_up(cfg)
+        self.action_space, self.observation_space = env_spaces(cfg.num_devices, cfg.gamma_max, obs_size(cfg))
         self._n_reset = reset_draws(cfg)
         self._n_step = step_draws(cfg)
         self._u_step = np.empty((1, self._n_step))  # the step's uniforms, drawn in place
@@ -184,14 +117,13 @@ class MultiSpinEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             self.config = config_from_options(self.config, options)
-            warm_up(self.config)
             self._build_spaces()
         self._state = reset_state(self.np_random.random((1, self._n_reset)), self.config)
         self._ep_tokens = 0.0
         self._ep_time = 0.0
         self._last = None
         self._last_action = None
-        return observe(self._state, self.config)[0], {}
+        return self._engine.observe(self._state, self.config)[0], {}
 
     def step(self, action):
         """Play one round with draft lengths ``action`` ([K] integers in [0, γ_max]): returns the
@@ -200,16 +132,16 @@ class MultiSpinEnv(gym.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg = self.config
-        gamma = validate_action(action, cfg)
+        gamma = np.ascontiguousarray(validate_action(action, cfg), dtype=np.int64)
         u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
-        self._state, res = step_state(u, self._state, gamma[None], cfg)
+        self._state, res = self._engine.step(u, self._state, gamma[None], cfg)
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
         self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
         truncated = bool(self._state.t[0] >= cfg.episode_length)
         reward = info["goodput"] * cfg.reward_scale
-        return observe(self._state, cfg)[0], reward, False, truncated, info
+        return self._engine.observe(self._state, cfg)[0], reward, False, truncated, info
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
@@ -219,12 +151,9 @@ class MultiSpinEnv(gym.Env):
         variate; not something a server could observe."""
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
-        gamma = validate_action(action, self.config)
-        gen = self.np_random.bit_generator
-        saved = gen.state
-        u = self.np_random.random(out=np.empty_like(self._u_step))
-        gen.state = saved
-        _, res = step_state(u, self._state, gamma[None], self.config)
+        gamma = np.ascontiguousarray(validate_action(action, self.config), dtype=np.int64)
+        u = peek([self.np_random], [0], np.empty_like(self._u_step))
+        _, res = self._engine.step(u, self._state, gamma[None], self.config)
         return float(res.total_tokens[0]), float(res.latency[0])
 
     @property
@@ -272,13 +201,6 @@ class MultiSpinEnv(gym.Env):
             f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
             f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
         )
-
-
-def check_render_mode(render_mode: Any, allowed: list[str]) -> None:
-    """``render_mode`` must be None or one of ``allowed`` (Gymnasium's mode names)."""
-    if render_mode is not None and render_mode not in allowed:
-        names = ", ".join(["None"] + [repr(m) for m in allowed])
-        raise ValueError(f"render_mode={render_mode!r} is not allowed; allowed: {names}")
 
 
 def config_from_options(current: SystemConfig, options: dict[str, Any]) -> SystemConfig:

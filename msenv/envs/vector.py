@@ -1,0 +1,150 @@
+"""Native batched vector environment: N Multi-SPIN envs stepped by one call of the batched
+round kernel (no per-env Python loop in the model).
+
+``MultiSpinVectorEnv`` has the meaning of N copies of :class:`msenv.env.MultiSpinEnv`:
+``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (as ``SyncVectorEnv`` does), each sub-env
+keeps its own ``numpy.random.Generator`` and draws exactly what the single env draws, so
+trajectories equal N single envs' bit for bit. The only per-env Python work is one
+``Generator.random(out=...)`` call per env per step (the price of per-env seeding).
+
+Autoreset: ``"next_step"`` (Gymnasium's default, as ``SyncVectorEnv``: the step after an
+episode ends resets that env, ignores its action, returns reward 0) or ``"same_step"`` (the env
+resets in the step that ends it; the last observation goes to ``info["final_obs"]``).
+
+Create it with ``gymnasium.make_vec("msenv/MultiSpin-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` or directly. :class:`msenv.sb3.SB3VecEnv` adapts it
+to Stable-Baselines3's VecEnv API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..config.system import SystemConfig, check_fields, resolve_config
+from ..engine.context import RoundContext, validate_action
+from ..engine.functional import context as round_context
+from ..engine.functional import reset_state, warm_up
+from ..engine.kinds import engine_of
+from ..engine.observation import obs_size
+from ..engine.state import State, reset_draws, step_draws
+from .env import config_from_options
+from .shell import (Autoreset, Totals, autoreset_mode_of, batch_info, check_num_envs, draw, env_spaces, peek,
+                    seed_list)
+
+
+class MultiSpinVectorEnv(VectorEnv):
+    """N Multi-SPIN environments in one batched state (see module docstring)."""
+
+    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        config: SystemConfig | dict | str | None = None,
+        autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        render_mode: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        check_fields(f"{type(self).__name__}.__init__()", overrides)
+        check_num_envs(num_envs)
+        if render_mode is not None:
+            raise ValueError(f"render_mode={render_mode!r} is not supported by the vector env; allowed: None")
+        self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode_of(autoreset_mode)}
+        self.num_envs = int(num_envs)
+        self.render_mode = None
+        self._use(resolve_config(config, **overrides))
+        self.single_action_space, self.single_observation_space = env_spaces(
+            self.config.num_devices, self.config.gamma_max, obs_size(self.config))
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
+        self._state: State | None = None
+        self._autoreset = Autoreset(self, self.num_envs)
+        self._totals = Totals(self.num_envs)
+
+    def _use(self, cfg: SystemConfig) -> None:
+        self.config, self._engine = cfg, engine_of(cfg)
+        warm_up(cfg)
+        self._n_reset, self._n_step = reset_draws(cfg), step_draws(cfg)
+
+    def _fresh(self, rows: np.ndarray) -> State:
+        return reset_state(draw(self._gens, rows, np.zeros((self.num_envs, self._n_reset))), self.config)
+
+    @property
+    def np_random_generators(self) -> list[np.random.Generator]:
+        """The sub-envs' generators (sub-env i draws only from generator i)."""
+        return self._gens
+
+    # ------------------------------------------------------------------ API
+    def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
+        seeds = seed_list(seed, self.num_envs)
+        for i, s in enumerate(seeds):
+            if s is not None:
+                self._gens[i] = seeding.np_random(s)[0]
+        if options and "config" in options:
+            self._use(config_from_options(self.config, options))
+        self._state = self._fresh(np.arange(self.num_envs))
+        self._autoreset.clear()
+        self._totals.clear(slice(None))
+        return self._engine.observe(self._state, self.config), {}
+
+    def step(self, actions):
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        cfg, n = self.config, self.num_envs
+        gamma = np.ascontiguousarray(validate_action(actions, cfg, batch=n), dtype=np.int64)
+        live = self._autoreset.playing()
+        u = draw(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
+        self._state, res = self._engine.step(u, self._state, gamma, cfg)
+        self._totals.add(res, live)
+        truncated = live & (self._state.t >= cfg.episode_length)
+        terminated = np.zeros(n, dtype=bool)
+        rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
+        info = batch_info(res, live, self._totals, self._engine.info_keys(cfg))
+        self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state, cfg),
+                               self._restart)
+        return self._engine.observe(self._state, cfg), rewards, terminated, truncated, info
+
+    def _restart(self, rows: np.ndarray) -> None:
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[rows] = True
+        self._state = self._state.where(mask, self._fresh(rows))
+        self._totals.clear(rows)
+
+    def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
+        """Counterfactual evaluation on common random numbers: the tokens [N] and the latency (s)
+        [N] each sub-env's coming round would give with draft lengths ``actions`` [N, K] — on the
+        draws its next :meth:`step` will use, whatever that step plays; every generator is put back
+        where it was (see :meth:`msenv.MultiSpinEnv.what_if`). A sub-env whose next step is a
+        reset (next-step autoreset) plays no round: 0 tokens, latency 0."""
+        if self._state is None:
+            raise RuntimeError("call reset() before what_if()")
+        cfg, n = self.config, self.num_envs
+        gamma = np.ascontiguousarray(validate_action(actions, cfg, batch=n), dtype=np.int64)
+        live = self._autoreset.playing()
+        u = peek(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
+        _, res = self._engine.step(u, self._state, gamma, cfg)
+        return np.where(live, res.total_tokens, 0.0), np.where(live, res.latency, 0.0)
+
+    @property
+    def state(self) -> State:
+        """The batched functional state."""
+        return self._state
+
+    @property
+    def context(self) -> RoundContext:
+        """The upcoming round's inputs of all sub-envs (arrays [N, K]) — what the server knows."""
+        return round_context(self._state, self.config)
+
+    @property
+    def oracle_context(self) -> RoundContext:
+        """The upcoming round's truth of all sub-envs (see ``MultiSpinEnv.oracle_context``)."""
+        return round_context(self._state, self.config, oracle=True)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._state = None
