@@ -1,7 +1,7 @@
 """The environment shells' speed, this checkout beside another one (e.g. the release 0.5.0), in
-one run. Run ``python -m benchmarks.shells --against DIR`` (DIR: a checkout of the other version,
-e.g. ``git worktree add /tmp/msenv-0.5.0 240110e``), or without ``--against`` for this checkout
-alone.
+one run. Run ``python -m benchmarks.shells --against DIR [DIR ...]`` (each DIR a checkout of
+another version, e.g. ``git worktree add /tmp/msenv-0.5.0 240110e``), or without ``--against`` for
+this checkout alone.
 
 Each figure is measured in a fresh process per version, the versions alternating ``--rounds``
 times (this machine's speed drifts within minutes), and printed as the best of its rounds:
@@ -93,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m benchmarks.shells``."""
     ap = argparse.ArgumentParser(prog="python -m benchmarks.shells", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--against", type=Path, metavar="DIR", help="a checkout of another version to measure beside this one")
+    ap.add_argument("--against", type=Path, nargs="+", default=[], metavar="DIR",
+                    help="checkouts of other versions to measure beside this one")
     ap.add_argument("--rounds", type=int, default=3, help="alternations of the versions (default 3)")
     return ap
 
@@ -101,10 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> dict:
     args = build_parser().parse_args(argv)
     versions = {"this checkout": ROOT}
-    if args.against is not None:
-        if not (args.against / "msenv" / "__init__.py").is_file():
-            build_parser().error(f"--against {args.against}: not a checkout of msenv (no msenv/__init__.py)")
-        versions[f"{args.against}"] = args.against.resolve()
+    for other in args.against:
+        if not (other / "msenv" / "__init__.py").is_file():
+            build_parser().error(f"--against {other}: not a checkout of msenv (no msenv/__init__.py)")
+        versions[f"{other}"] = other.resolve()
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in versions}
     for _ in range(args.rounds):
         for name, path in versions.items():
@@ -115,8 +116,10 @@ def main(argv=None) -> dict:
     print(f"{'':<34}" + "".join(f"{n[-24:]:>26}" for n in names))
     best = {}
     for key in keys:
-        low_is_good = key.endswith(("us", "CartPole"))
-        vals = [(min if low_is_good else max)(r[key] for r in runs[n]) for n in names]
+        if key.endswith("CartPole"):  # the best env step over the best CartPole step
+            vals = [best["env step, us"][j] / best["CartPole-v1 step, us"][j] for j in range(len(names))]
+        else:
+            vals = [(min if key.endswith("us") else max)(r[key] for r in runs[n]) for n in names]
         best[key] = vals
         print(f"{key:<34}" + "".join(f"{v:>26,.2f}" for v in vals))
     return best

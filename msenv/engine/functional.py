@@ -25,9 +25,10 @@ from ..model._numeric import compile_notice
 from ..model.goodput import RoundResult
 from . import dynamics
 from .context import ORACLE_MODES, RoundContext, validate_action
+from .context import dynamic_context, paper_context
 from .kinds import engine_of
-from .observation import GLOBAL_FEATURES, device_features, obs_size, static_obs
-from .paper import step_padded_cells
+from .observation import GLOBAL_FEATURES, device_features, obs_size, observe_dynamic, observe_paper, static_obs
+from .paper import step_padded_cells, step_paper
 from .state import REQUEST_POOL, State, fading_draws, layout, reset_draws, step_draws
 
 __all__ = [
@@ -90,13 +91,17 @@ def step_state(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     result's ``info`` holds the truth of the round (α, correction-time gains, request ends)."""
     if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
         gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    return engine_of(cfg).step(u, state, gamma, cfg)
+    if engine_of(cfg).dynamic:
+        return dynamics.step(u, state, gamma, cfg)
+    return step_paper(u, state, gamma, cfg)
 
 
 def observe(state: State, cfg: SystemConfig) -> np.ndarray:
     """The normalised observation [B, obs_size(cfg)] of ``state`` (layout:
     :mod:`msenv.engine.observation`)."""
-    return engine_of(cfg).observe(state, cfg)
+    if engine_of(cfg).dynamic:
+        return observe_dynamic(state, cfg)
+    return observe_paper(state, cfg)
 
 
 def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
@@ -108,6 +113,8 @@ def context(state: State, cfg: SystemConfig, index: int | None = None, oracle: b
     """
     if oracle not in ORACLE_MODES:
         raise ValueError(f"oracle={oracle!r} is invalid; allowed: {', '.join(map(repr, ORACLE_MODES))}")
-    return engine_of(cfg).context(state, cfg, index, oracle)
+    if engine_of(cfg).dynamic:
+        return dynamic_context(state, cfg, index, oracle)
+    return paper_context(state, cfg, index)
 
 

@@ -1,21 +1,14 @@
 """Which engine plays a config: the paper scenario's or the model §11 dynamics'.
 
-:func:`engine_of` decides it, once per config; what differs between the two engines — the step
-kernel, the observation's extra entries, what a controller may see, the ``info`` keys, whether
-cells of different sizes can share one padded batch — is an attribute or a method of the
-:class:`Engine` it returns, so no other code tests the config for it.
+:func:`engine_of` decides it, once per config, and returns an :class:`Engine`: what it is
+(``dynamic``), what it can do (``pads_cells``: cells of different sizes in one padded batch) and
+what its ``info`` holds. No other code reads the config for it; :mod:`msenv.engine.functional`
+hands each step, observation and context to the engine's own.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..config.system import SystemConfig
-from ..model.goodput import RoundResult
-from . import dynamics, paper
-from .context import RoundContext, dynamic_context, paper_context
-from .observation import observe_dynamic, observe_paper
-from .state import State
 
 #: keys of the per-step ``info`` dict.
 INFO_KEYS = (
@@ -51,7 +44,9 @@ INFO_DOCS = {
 
 
 class Engine:
-    """One kind of engine (see the module docstring); :func:`engine_of` gives a config's."""
+    """One kind of engine (see the module docstring); :func:`engine_of` gives a config's. The
+    entry points of :mod:`msenv.engine.functional` hand each call to the engine's own step,
+    observation and context."""
 
     #: its name: "paper" or "dynamics"
     name: str = ""
@@ -64,56 +59,28 @@ class Engine:
         """The per-step ``info`` keys of ``cfg``."""
         raise NotImplementedError
 
-    def step(self, u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
-        """One round of every row: ``gamma`` [B, K] int64 and C-contiguous, ``u`` [B, step_draws]."""
-        raise NotImplementedError
-
-    def observe(self, state: State, cfg: SystemConfig) -> np.ndarray:
-        """The observation [B, obs_size(cfg)] of ``state``."""
-        raise NotImplementedError
-
-    def context(self, state: State, cfg: SystemConfig, index: int | None, oracle: bool | str) -> RoundContext:
-        """The round context of row ``index`` or of the batch (``oracle`` already checked)."""
-        raise NotImplementedError
-
     def __repr__(self) -> str:
         return f"<msenv engine {self.name!r}>"
 
 
 class PaperEngine(Engine):
-    """The paper's assumptions: i.i.d. block fading seen exactly, each device's α fixed and known."""
+    """The paper's assumptions: i.i.d. block fading seen exactly, each device's α fixed and known
+    (its step: :func:`msenv.engine.paper.step_paper`)."""
 
     name, dynamic, pads_cells = "paper", False, True
 
     def info_keys(self, cfg):
         return INFO_KEYS
 
-    def step(self, u, state, gamma, cfg):
-        return paper.step_paper(u, state, gamma, cfg)
-
-    def observe(self, state, cfg):
-        return observe_paper(state, cfg)
-
-    def context(self, state, cfg, index, oracle):
-        return paper_context(state, cfg, index)
-
 
 class DynamicEngine(Engine):
-    """The model §11 dynamics: Gauss–Markov channels, requests, the easy/hard chain, hidden α."""
+    """The model §11 dynamics: Gauss–Markov channels, requests, the easy/hard chain, hidden α (its
+    step: :func:`msenv.engine.dynamics.step`)."""
 
     name, dynamic, pads_cells = "dynamics", True, False
 
     def info_keys(self, cfg):
         return INFO_KEYS + DYNAMIC_INFO_KEYS + (REQUEST_INFO_KEYS if cfg.alpha_dynamics != "fixed" else ())
-
-    def step(self, u, state, gamma, cfg):
-        return dynamics.step(u, state, gamma, cfg)
-
-    def observe(self, state, cfg):
-        return observe_dynamic(state, cfg)
-
-    def context(self, state, cfg, index, oracle):
-        return dynamic_context(state, cfg, index, oracle)
 
 
 PAPER = PaperEngine()

@@ -48,7 +48,7 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
 def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
     """One paper-scenario round of every row (``gamma`` [B, K] int64, C-contiguous): the next state
     (its observation written by the kernel) and the round's result."""
-    n, k = gamma.shape
+    n, k = state.alpha.shape
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
     s = state
     obs = np.empty_like(s.static_obs)
@@ -74,7 +74,7 @@ def _padded_cells_rows(u, n_draws, k, live, alpha, t_draft, beta, g_ul, g_dl, p_
     their outputs stay as given (zeros). Updates ``g_ul``/``g_dl`` in place to the next round's
     gains and writes the padded observation (``template`` with the device rows' and the globals'
     entries of the cell's observation, all but the ``speed_slot``) into ``obs``."""
-    b, k_max = gamma.shape
+    b, k_max = alpha.shape  # the padded cells: rows × device slots
     f = n_features
     n_glob = static.shape[1] - k_max * f
     row = f + 1
@@ -128,7 +128,7 @@ def step_padded_cells(u: np.ndarray, n_draws: np.ndarray, k: np.ndarray, live: n
     gains in place and returns the padded observations [B, obs] and the round's result, padded
     slots and rows that did not play all zeros. Each row's numbers are those of
     :func:`step_state` on its cell alone, bit for bit."""
-    b, k_max = gamma.shape
+    b, k_max = state.alpha.shape
     ints, reals, rej, modes, per_round = outs = kernel_outputs(b, k_max)
     for block in outs:
         block.fill(0)

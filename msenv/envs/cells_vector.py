@@ -20,7 +20,8 @@ from gymnasium.vector.utils import batch_space
 
 from ..config.system import SystemConfig
 from ..engine.context import validate_action
-from ..engine.functional import observe, reset_draws, reset_state, step_draws, step_padded_cells, warm_up
+from ..engine.functional import observe, reset_draws, reset_state, step_draws, warm_up
+from ..engine.paper import step_padded_cells
 from ..engine.kinds import INFO_KEYS, engine_of
 from ..engine.observation import GLOBAL_FEATURES, device_features
 from ..engine.state import State
@@ -149,13 +150,6 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         for i in rows:
             self._start(i, None)
 
-    def _gamma(self, actions) -> np.ndarray:
-        if self._state is None:
-            raise RuntimeError("call reset() first")
-        check_action_batch(actions, self.action_space.shape, self.num_envs)
-        gamma = validate_action(actions, self.config.base, batch=self.num_envs, num_devices=self.config.k_max)
-        return np.ascontiguousarray(gamma, dtype=np.int64)
-
     def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
         """Counterfactual evaluation on common random numbers: the tokens [n] and the latency (s) [n]
         each sub-env's coming round would give if ``actions`` [n, k_max] were played — on the very
@@ -167,7 +161,10 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         This is a simulator's privilege, not something a server could observe: a learner may use
         it to score a reference action on the same draws (a control variate for its reward).
         """
-        gamma = self._gamma(actions)
+        if self._state is None:
+            raise RuntimeError("call reset() before what_if()")
+        check_action_batch(actions, self.action_space.shape, self.num_envs)
+        gamma = validate_action(actions, self.config.base, batch=self.num_envs, num_devices=self.config.k_max)
         live = self._autoreset.playing()
         u = peek(self._gens, np.flatnonzero(live), self._u.copy(), self._n_step)
         s = self._state
@@ -178,8 +175,11 @@ class MultiSpinCellsVectorEnv(VectorEnv):
     def step(self, actions):
         """Play one round in every sub-env (``actions`` [n, k_max]; slots past a cell's K are
         ignored) — see the class docstring for autoreset and ``info``."""
-        gamma = self._gamma(actions)
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
         n, cfg = self.num_envs, self.config
+        check_action_batch(actions, self.action_space.shape, n)
+        gamma = validate_action(actions, cfg.base, batch=n, num_devices=cfg.k_max)
         live = self._autoreset.playing()
         draw(self._gens, np.flatnonzero(live), self._u, self._n_step)
         obs, res = step_padded_cells(self._u, self._n_step, self._k, live, self._state, gamma, self._template, cfg.base)

@@ -22,8 +22,8 @@ import numpy as np
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import context as round_context
-from ..engine.functional import reset_state, warm_up
-from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, engine_of, info_keys
+from ..engine.functional import observe, reset_state, step_state, warm_up
+from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, info_keys
 from ..engine.observation import obs_size
 from ..engine.state import State, reset_draws, step_draws
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
@@ -102,7 +102,6 @@ class MultiSpinEnv(gym.Env):
 
     def _build_spaces(self) -> None:
         cfg = self.config
-        self._engine = engine_of(cfg)
         warm_up(cfg)
         self.action_space, self.observation_space = env_spaces(cfg.num_devices, cfg.gamma_max, obs_size(cfg))
         self._n_reset = reset_draws(cfg)
@@ -123,7 +122,7 @@ class MultiSpinEnv(gym.Env):
         self._ep_time = 0.0
         self._last = None
         self._last_action = None
-        return self._engine.observe(self._state, self.config)[0], {}
+        return observe(self._state, self.config)[0], {}
 
     def step(self, action):
         """Play one round with draft lengths ``action`` ([K] integers in [0, γ_max]): returns the
@@ -132,16 +131,16 @@ class MultiSpinEnv(gym.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg = self.config
-        gamma = np.ascontiguousarray(validate_action(action, cfg), dtype=np.int64)
+        gamma = validate_action(action, cfg)
         u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
-        self._state, res = self._engine.step(u, self._state, gamma[None], cfg)
+        self._state, res = step_state(u, self._state, gamma[None], cfg)
         info = round_info(res, 0, self._ep_tokens, self._ep_time)
         self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
         truncated = bool(self._state.t[0] >= cfg.episode_length)
         reward = info["goodput"] * cfg.reward_scale
-        return self._engine.observe(self._state, cfg)[0], reward, False, truncated, info
+        return observe(self._state, cfg)[0], reward, False, truncated, info
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
@@ -151,9 +150,9 @@ class MultiSpinEnv(gym.Env):
         variate; not something a server could observe."""
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
-        gamma = np.ascontiguousarray(validate_action(action, self.config), dtype=np.int64)
+        gamma = validate_action(action, self.config)
         u = peek([self.np_random], [0], np.empty_like(self._u_step))
-        _, res = self._engine.step(u, self._state, gamma[None], self.config)
+        _, res = step_state(u, self._state, gamma[None], self.config)
         return float(res.total_tokens[0]), float(res.latency[0])
 
     @property

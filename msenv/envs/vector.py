@@ -28,7 +28,7 @@ from gymnasium.vector.utils import batch_space
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import context as round_context
-from ..engine.functional import reset_state, warm_up
+from ..engine.functional import observe, reset_state, step_state, warm_up
 from ..engine.kinds import engine_of
 from ..engine.observation import obs_size
 from ..engine.state import State, reset_draws, step_draws
@@ -91,24 +91,24 @@ class MultiSpinVectorEnv(VectorEnv):
         self._state = self._fresh(np.arange(self.num_envs))
         self._autoreset.clear()
         self._totals.clear(slice(None))
-        return self._engine.observe(self._state, self.config), {}
+        return observe(self._state, self.config), {}
 
     def step(self, actions):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg, n = self.config, self.num_envs
-        gamma = np.ascontiguousarray(validate_action(actions, cfg, batch=n), dtype=np.int64)
+        gamma = validate_action(actions, cfg, batch=n)
         live = self._autoreset.playing()
         u = draw(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
-        self._state, res = self._engine.step(u, self._state, gamma, cfg)
+        self._state, res = step_state(u, self._state, gamma, cfg)
         self._totals.add(res, live)
         truncated = live & (self._state.t >= cfg.episode_length)
         terminated = np.zeros(n, dtype=bool)
         rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
         info = batch_info(res, live, self._totals, self._engine.info_keys(cfg))
-        self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state, cfg),
+        self._autoreset.finish(live, truncated | terminated, info, lambda: observe(self._state, cfg),
                                self._restart)
-        return self._engine.observe(self._state, cfg), rewards, terminated, truncated, info
+        return observe(self._state, cfg), rewards, terminated, truncated, info
 
     def _restart(self, rows: np.ndarray) -> None:
         mask = np.zeros(self.num_envs, dtype=bool)
@@ -125,10 +125,10 @@ class MultiSpinVectorEnv(VectorEnv):
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
         cfg, n = self.config, self.num_envs
-        gamma = np.ascontiguousarray(validate_action(actions, cfg, batch=n), dtype=np.int64)
+        gamma = validate_action(actions, cfg, batch=n)
         live = self._autoreset.playing()
         u = peek(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
-        _, res = self._engine.step(u, self._state, gamma, cfg)
+        _, res = step_state(u, self._state, gamma, cfg)
         return np.where(live, res.total_tokens, 0.0), np.where(live, res.latency, 0.0)
 
     @property
