@@ -6,6 +6,7 @@ import math
 import pytest
 
 from msenv import SystemConfig, preset, resolve_config
+from msenv.config import FIELD_ORDER
 
 BAD = {
     "preset": [3],
@@ -56,7 +57,7 @@ BAD = {
 
 
 def test_every_field_has_bad_values_listed():
-    assert set(BAD) == {f.name for f in dataclasses.fields(SystemConfig)}
+    assert set(BAD) == set(FIELD_ORDER)
 
 
 @pytest.mark.parametrize("field,value", [(f, v) for f, vs in BAD.items() for v in vs])
@@ -100,14 +101,58 @@ def test_presets_and_resolution():
 
 
 def test_every_field_is_documented_where_declared():
-    """Each field's meaning is its ``#:`` comment in msenv/config/system.py, read back in declaration order
+    """Each field's meaning is its ``#:`` comment in msenv/config/groups.py (and system.py), read back in declaration order
     (the configuration reference and the CLI help are generated from it)."""
     import dataclasses
 
     from msenv.config import field_docs
 
     docs = field_docs()
-    assert list(docs) == [f.name for f in dataclasses.fields(SystemConfig)]
+    assert list(docs) == list(FIELD_ORDER)
     assert [name for name, doc in docs.items() if len(doc) < 15] == []
     assert docs["fading"].startswith("[R]") and "reciprocal" in docs["fading"]
     assert "dBm" in docs["p_dl_dbm"] and "dBm" not in docs["num_devices"]
+
+
+# ---------------------------------------------------------------------- a config per concern
+def test_the_config_is_a_few_groups_and_every_field_keeps_its_flat_name():
+    from msenv.config import GROUPS, RadioConfig
+
+    top = [f.name for f in dataclasses.fields(SystemConfig)]
+    assert len(top) <= 15 and set(GROUPS) <= set(top)
+    cfg = SystemConfig()
+    for name, group, _ in __import__("msenv.config", fromlist=["config_fields"]).config_fields():
+        if group is not None:
+            assert getattr(cfg, name) == getattr(getattr(cfg, group), name), name
+    # flat keywords, a group, and a flat field beside its group all give the same config
+    flat = SystemConfig(p_dl_dbm=20.0, episode_length=7, csi="decision")
+    assert flat == SystemConfig(radio=RadioConfig(p_dl_dbm=20.0), episode_length=7, csi="decision")
+    assert flat == SystemConfig(radio=RadioConfig(p_dl_dbm=10.0), p_dl_dbm=20.0, episode_length=7, csi="decision")
+    assert flat == SystemConfig().replace(p_dl_dbm=20.0, episode_length=7, csi="decision")
+    assert flat.radio.p_dl_dbm == 20.0 and flat.episode.episode_length == 7 and flat.dynamics.csi == "decision"
+    assert flat.replace(radio={"p_dl_dbm": 10.0}).p_dl_dbm == 10.0
+    with pytest.raises(TypeError, match="unexpected keyword argument 'p_dl'"):
+        SystemConfig(p_dl=20.0)
+    with pytest.raises(ValueError, match="radio"):
+        SystemConfig(radio=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        flat.p_dl_dbm = 3.0
+
+
+def test_saved_configs_of_0_5_load_and_save_in_their_format():
+    """The committed agents' configs (saved by 0.5 as one flat dict of 44 fields) load, and
+    ``to_dict`` writes the same keys back; a config pickled by 0.5 (a flat ``__dict__``) unpickles."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "agents" / "pretrained"
+    flat = [json.loads(p.read_text())["config"] for p in sorted(root.rglob("agent.json"))]
+    flat = [c for c in flat if "preset" in c and "base" not in c]
+    assert flat, "no 0.5 config among the committed agents"
+    for data in flat:
+        cfg = SystemConfig.from_dict(data)
+        assert set(cfg.to_dict()) == set(data) == set(FIELD_ORDER)
+        assert all(cfg.to_dict()[k] == (tuple(v) if isinstance(v, list) else v) for k, v in data.items())
+    old = object.__new__(SystemConfig)
+    old.__setstate__(dict(SystemConfig(p_dl_dbm=12.0).to_dict()))  # what unpickling a 0.5 config does
+    assert old == SystemConfig(p_dl_dbm=12.0) and hash(old) == hash(SystemConfig(p_dl_dbm=12.0))

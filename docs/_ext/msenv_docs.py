@@ -317,25 +317,29 @@ def _plain_roles(text: str, code: bool = True) -> str:
 def configuration_page() -> str:
     import typing
 
-    from msenv.config import PRESETS, SystemConfig, field_docs
+    from msenv.config import GROUPS, PRESETS, SystemConfig, config_fields, field_docs
 
-    hints = typing.get_type_hints(SystemConfig)
+    hints = {None: typing.get_type_hints(SystemConfig), **{g: typing.get_type_hints(c) for g, c in GROUPS.items()}}
     docs = field_docs()
-    rows = []
-    for f in dataclasses.fields(SystemConfig):
-        typ = str(hints[f.name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
-        rows.append([f'<a id="config-{f.name}"></a>`{f.name}`', f"`{typ}`", f"`{_fmt(f.default)}`",
-                     _plain_roles(docs[f.name])])
+    rows, group_of = [], {}
+    for name, group, f in config_fields():
+        typ = str(hints[group][name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
+        rows.append([f'<a id="config-{name}"></a>`{name}`', f"`{group or ''}`", f"`{typ}`", f"`{_fmt(f.default)}`",
+                     _plain_roles(docs[name])])
     presets = _table(["preset", "fields it sets"],
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
     return ("# Configuration reference\n\n`msenv.SystemConfig` is a frozen, validated dataclass; this page is "
-            "generated from it (each meaning is the field's `#:` comment in `msenv/config/system.py`). Give fields to "
+            "generated from it (each meaning is the field's `#:` comment in `msenv/config/groups.py` or `system.py`). Give fields to "
             "`gym.make(id, **fields)`, `SystemConfig(...)`, `cfg.replace(...)`, `--set FIELD=VALUE` on the "
             "command lines (VALUE in JSON), or `env.reset(options={'config': {...}})`. A bad value raises "
             "`ValueError` naming the field, the value and what is allowed; an unknown name raises Python's "
             "`TypeError`. [R] marks a reconstructed choice of the [model](../model.md).\n\n"
-            + _table(["field", "type", "default", "meaning"], rows)
+            + "Each field belongs to a group of one concern (`cfg.radio`, `cfg.channel`, `cfg.compute`, "
+            "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.saa`; the first three fields are "
+            "`SystemConfig`'s own); it is read and set by its flat name all the same (`cfg.p_dl_dbm` is "
+            "`cfg.radio.p_dl_dbm`).\n\n"
+            + _table(["field", "group", "type", "default", "meaning"], rows)
             + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
 
 

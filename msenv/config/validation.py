@@ -51,3 +51,16 @@ def check_choice(cfg, name: str, choices: tuple[str, ...]) -> None:
     v = getattr(cfg, name)
     if v not in choices:
         fail(name, v, " | ".join(repr(c) for c in choices))
+
+
+def check_numbers(obj, name: str, n: int, names: tuple[str, ...], lo: float, hi: float, lo_open: bool,
+             what: str, interval: str) -> None:
+    """``obj.name`` must be a tuple of ``n`` finite numbers in ``interval`` (lo … hi, ``lo_open``:
+    lo excluded), one per task of ``names``."""
+    v = getattr(obj, name)
+    if not isinstance(v, tuple) or len(v) != n:
+        fail(name, v, f"a tuple of {n} {what}, one per task {names}")
+    for i, x in enumerate(v):
+        ok = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+        if not ok or not ((x > lo if lo_open else x >= lo) and x <= hi):
+            fail(f"{name}[{i}]", x, f"a number in {interval}")

@@ -87,7 +87,7 @@ class CellConfig:
                   and all(not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) for x in s))
             if not ok or not 1.0 <= s[0] <= s[1] <= 1e3:
                 fail("draft_scale_max_range", s, "None or a (low, high) pair with 1 ≤ low ≤ high ≤ 1000")
-            default = SystemConfig.__dataclass_fields__["draft_scale_range"].default
+            default = SystemConfig().draft_scale_range
             if self.base.draft_scale_range != default:  # the generator would overwrite it without a word
                 fail("draft_scale_range", self.base.draft_scale_range,
                      f"the default {default} while draft_scale_max_range={s} draws each episode's spread; set "
