@@ -259,6 +259,10 @@ class BudgetSetPolicy(MultiSpinPolicy):
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
 
+    def numpy_policy(self, config) -> NumpyBudgetPolicy:
+        """Its deterministic decision in numpy in the cells of ``config`` (what a saved agent keeps)."""
+        return NumpyBudgetPolicy.from_torch(self, budget_layout(config))
+
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = DeviceSetExtractor(*self._set_dims, cell_latent=True, row_outputs=2)
 
@@ -281,35 +285,71 @@ class BudgetSetPolicy(MultiSpinPolicy):
 
 
 class NumpyBudgetPolicy(NumpySetPolicy):
-    """The deterministic decision of a :class:`BudgetSetPolicy` in numpy (float32, as torch):
-    the most likely level and bits, mapped to draft lengths by :func:`budget_lengths` — so it
-    returns draft lengths, as every controller does."""
+    """The deterministic decision of a :class:`BudgetSetPolicy` in numpy (float32, as torch; policy
+    kind ``"budget"``): the most likely level and bits, mapped to draft lengths by
+    :func:`budget_lengths` — so it returns draft lengths, as every controller does. Build it from
+    its ``layout`` (:class:`BudgetLayout`) and weights (``level``: the level head's layers) or with
+    :meth:`from_torch`."""
 
-    def __init__(self, policy: BudgetSetPolicy, layout: BudgetLayout) -> None:
+    KIND = "budget"
+
+    def __init__(self, *, layout: BudgetLayout, hidden: int, pooling: str, phi, psi, level, head) -> None:
+        super().__init__(n_features=layout.n_features, n_globals=layout.n_globals, hidden=hidden, masked=True,
+                         pooling=pooling, phi=phi, psi=psi, head=head)
+        self.level = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in level]
+        self.layout = layout
+
+    @classmethod
+    def from_torch(cls, policy: BudgetSetPolicy, layout: BudgetLayout) -> NumpyBudgetPolicy:
+        """The numpy decision of a trained :class:`BudgetSetPolicy` in cells of ``layout``."""
         ext, head = policy.mlp_extractor, policy.action_net
-        self.k, self.f, self.g, self.h, self.masked = ext.k, ext.f, ext.g, ext.h, True
-        self.pooling = ext.pooling
 
         def linears(seq):
             return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
                     for m in seq if isinstance(m, nn.Linear)]
 
-        self.phi, self.psi, self.level = linears(ext.phi), linears(ext.psi), linears(head.level)
-        self.head = linears([ext.row_head])[0]
-        self.layout = layout
+        return cls(layout=layout, hidden=ext.h, pooling=ext.pooling, phi=linears(ext.phi), psi=linears(ext.psi),
+                   level=linears(head.level), head=linears([ext.row_head])[0])
 
     @classmethod
-    def from_arrays(cls, *, layout: BudgetLayout, hidden: int, pooling: str, phi, psi, level, head) -> NumpyBudgetPolicy:
-        """The policy from its weights (the portable format): lists of (W, b), W of shape
-        (inputs, outputs)."""
-        base = NumpySetPolicy.from_arrays(n_features=layout.n_features, n_globals=layout.n_globals, hidden=hidden,
-                                          masked=True, pooling=pooling, phi=phi, psi=psi, head=head)
-        self = cls.__new__(cls)
-        self.__dict__.update(base.__dict__)
-        self.level = [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in level]
-        self.layout = layout
-        return self
+    def from_arrays(cls, **arrays) -> NumpyBudgetPolicy:
+        """The policy from its layout and weights (the keywords of the class)."""
+        return cls(**arrays)
 
+    # ------------------------------------------------------------------ the Policy protocol
+    @property
+    def n_choices(self) -> int:
+        return self.layout.gamma_max + 1
+
+    def to_portable(self) -> tuple[dict, dict[str, np.ndarray]]:
+        layout, arrays = super().to_portable()
+        layout.update(level=len(self.level), gamma_max=self.layout.gamma_max, per_token=self.layout.per_token)
+        for i, (w, b) in enumerate(self.level):
+            arrays[f"level{i}.weight"], arrays[f"level{i}.bias"] = w, b
+        return layout, arrays
+
+    @classmethod
+    def from_portable(cls, layout: dict, arrays: dict[str, np.ndarray], source) -> NumpyBudgetPolicy:
+        from .policies import check_chain, pairs
+
+        for name in ("gamma_max", "per_token"):
+            val = layout[name]
+            if isinstance(val, bool) or not isinstance(val, int) or val < 1:
+                raise ValueError(f"{name}={val!r} is invalid; allowed: an integer ≥ 1")
+        if not layout["masked"]:
+            raise ValueError("masked=false is invalid for a budget policy; allowed: true")
+        h = int(layout["hidden"])
+        policy = cls(layout=BudgetLayout(int(layout["n_features"]), int(layout["n_globals"]), layout["gamma_max"],
+                                         layout["per_token"]),
+                     hidden=h, pooling=str(layout["pooling"]), phi=pairs(arrays, "phi", int(layout["phi"])),
+                     psi=pairs(arrays, "psi", int(layout["psi"])), level=pairs(arrays, "level", int(layout["level"])),
+                     head=(arrays["head.weight"], arrays["head.bias"]))
+        policy.check_chains(source, 2)
+        p = h * (2 if policy.pooling == "meanmax" else 1)
+        check_chain(source, "level", policy.level, p + policy.n_globals, 2)
+        return policy
+
+    # ------------------------------------------------------------------ deciding
     def decide(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(levels [B], device bits [B, K]) of observations ``x`` [B, obs]."""
         x, z, pooled, glob, mask = self._latents(np.asarray(x, dtype=np.float32))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -27,10 +27,26 @@ from msenv.engine.functional import RoundContext
 from msenv.engine.observation import obs_size
 
 from .mlp import NumpyPolicy
+from .policies import Policy
 from .portable import AGENT_FILE, ObsNormalization, normalization_of, read_portable, write_portable
 from .threads import blas_libraries
 
 MODEL_FILE, NORM_FILE, CONFIG_FILE = "model.zip", "vecnormalize.pkl", "config.json"
+
+
+class CellLayout(NamedTuple):
+    """The layout of the cell a cell generator's agent last decided in (worked out once per cell)."""
+
+    config: SystemConfig  #: the cell's config
+    obs_size: int  #: the width of its single-cell observation
+
+
+def numpy_policy(sb3_policy, config) -> Policy:
+    """The numpy decision (a :class:`~agents.policies.Policy`) of a trained SB3 policy: its own
+    ``numpy_policy(config)`` when it has one (the device-set and budget policies), else an
+    ``MlpPolicy``'s (:class:`~agents.mlp.NumpyPolicy`)."""
+    own = getattr(sb3_policy, "numpy_policy", None)
+    return own(config) if own is not None else NumpyPolicy.from_torch(sb3_policy)
 
 
 class PPOController(Controller):
@@ -55,20 +71,12 @@ class PPOController(Controller):
             self.normalization = ObsNormalization(np.asarray(obs_rms.mean, dtype=np.float64),
                                                   np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
         if policy is None:
-            from .budget import BudgetSetPolicy, NumpyBudgetPolicy, budget_layout
-            from .setpolicy import DeviceSetPolicy, NumpySetPolicy
-
-            if isinstance(model.policy, BudgetSetPolicy):
-                policy = NumpyBudgetPolicy(model.policy, budget_layout(config))
-            elif isinstance(model.policy, DeviceSetPolicy):
-                policy = NumpySetPolicy(model.policy)
-            else:
-                policy = NumpyPolicy(model.policy)
+            policy = numpy_policy(model.policy, config)
         self.policy = policy
         blas_libraries()  # found once per process, here: the first decision would otherwise pay for it (7–14 ms at K = 400)
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
-        self._layout: tuple[SystemConfig, int] | None = None  # (a cell's config, its single-cell obs size)
+        self._layout: CellLayout | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
@@ -92,34 +100,15 @@ class PPOController(Controller):
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         if obs is None:
             raise ValueError(f"controller {self.name!r} needs the observation: call act(context, obs)")
-        if getattr(self.policy, "masked", False) and context is not None:
+        if self.policy.masked and context is not None:
             obs = self._as_generator_shows(context, obs)  # checks the rows against the cell's
             x = self.check_observation(obs, batch=False, mask=False)
-            if (x.shape[-1] - self.policy.g) // self.policy.f < context.config.num_devices:
+            if self.policy.device_rows(x) < context.config.num_devices:
                 raise ValueError(f"agent {self.name!r}: an observation of shape {x.shape} has fewer device rows "
                                  f"than this cell's {context.config.num_devices} devices")
         else:
             x = self.check_observation(obs, batch=False)
         return self.policy.act(self._stacked(x))
-
-    def _reads(self) -> tuple[int | None, str]:
-        """(the observation width this agent reads as trained — a set policy reads any number of
-        device rows —, what it reads, in words)."""
-        cfg = self.config
-        if isinstance(self.policy, NumpyPolicy):
-            first = next((p[0] for op, p in self.policy.layers if op == "linear"), None)
-            width = None if first is None else first.shape[0] // max(self.frame_stack, 1)
-            return width, f"{width} entries" if width is not None else "any width"
-        f, g = self.policy.f, self.policy.g
-        if getattr(self.policy, "masked", False):
-            k = getattr(cfg, "k_max", None)
-            trained = f"k_max = {k} as trained, another k_max too" if k else "any k_max"
-            return (None if k is None else k * f + g), (
-                f"the cell generator's padded observation, k_max·{f} + {g} entries ({trained}), each row's last entry "
-                f"(its mask) 0 or 1; a single-cell env's observation goes through act(context, obs), which pads it")
-        k = getattr(cfg, "num_devices", None)
-        trained = f"K = {k} as trained, another K too" if k else "any K"
-        return (None if k is None else k * f + g), f"K·{f} + {g} entries for K devices ({trained})"
 
     def check_observation(self, obs, batch: bool = True, mask: bool = True) -> np.ndarray:
         """``obs`` as an array when this agent can read it (one observation, or with ``batch`` a
@@ -130,18 +119,8 @@ class PPOController(Controller):
             raise ValueError(f"agent {self.name!r}: the observation has dtype {x.dtype}; allowed: numbers")
         if not np.isfinite(x).all():
             raise ValueError(f"agent {self.name!r}: the observation holds NaN or infinite entries; allowed: finite numbers")
-        width, reads = self._reads()
-        ok = x.ndim in ((1, 2) if batch else (1,))
-        if ok and isinstance(self.policy, NumpyPolicy):
-            ok = x.shape[-1] == width
-        elif ok and self.frame_stack == 1:
-            f, g = self.policy.f, self.policy.g
-            d = x.shape[-1]
-            ok = d > g and (d - g) % f == 0
-            if ok and mask and getattr(self.policy, "masked", False):
-                m = x[..., f - 1: d - g: f]
-                ok = bool(np.all((m == 0) | (m == 1)))
-        if not ok:
+        if not (x.ndim in ((1, 2) if batch else (1,)) and self.policy.fits(x, self.frame_stack, mask)):
+            width, reads = self.policy.reads(self.config, self.frame_stack)
             shape = f"({width},)" + (f" or (n, {width})" if batch else "") if width is not None else "(width,)"
             raise ValueError(f"agent {self.name!r}: an observation of shape {x.shape} does not fit; expected "
                              f"{shape}: {reads}")
@@ -152,36 +131,9 @@ class PPOController(Controller):
         :class:`~msenv.SystemConfig` or a cell generator's :class:`~msenv.envs.cells.CellConfig`) whose
         observations or draft lengths this agent cannot read or give — what a harness checks
         before it starts any episode."""
-        from msenv.engine.observation import GLOBAL_FEATURES, device_features
-
-        cells = hasattr(config, "k_range")
-        cell = config.base if cells else config
-        if isinstance(self.policy, NumpyPolicy):
-            n = int(self.policy.nvec[0]) if len(self.policy.nvec) else 0
-            if cells:
-                size = config.k_max * row_size(cell) + GLOBAL_FEATURES + 1
-                devices = config.k_max
-            else:
-                size, devices = obs_size(cell), cell.num_devices
-            width = self._reads()[0]
-            if width != size or len(self.policy.nvec) != devices:
-                raise ValueError(f"agent {self.name!r} reads observations of {width} entries and decides for "
-                                 f"{len(self.policy.nvec)} devices; this env's have {size} entries for {devices} "
-                                 "devices (an MLP agent acts only in the scenario it was trained on)")
-        else:
-            f, g = self.policy.f, self.policy.g
-            layout = getattr(self.policy, "layout", None)  # a budget agent: it decides levels and bits
-            n = layout.gamma_max + 1 if layout is not None else int(self.policy.head[0].shape[1])
-            if self.policy.masked:
-                if row_size(cell) != f or g != GLOBAL_FEATURES + 1:
-                    raise ValueError(f"agent {self.name!r} reads device rows of {f} entries; this cell's have "
-                                     f"{row_size(cell)} (another model: e.g. the §11 dynamics add entries)")
-            elif cells:
-                raise ValueError(f"agent {self.name!r} reads single-cell observations (device rows of {f} entries); "
-                                 "the cell generator's env shows padded ones: use a cell generator's agent")
-            elif device_features(cell) != f or g != GLOBAL_FEATURES:
-                raise ValueError(f"agent {self.name!r} reads device rows of {f} entries; this env's have "
-                                 f"{device_features(cell)} (another model: e.g. the §11 dynamics add entries)")
+        self.policy.check_config(config, self.name, self.frame_stack)
+        cell = config.base if hasattr(config, "k_range") else config
+        n = self.policy.n_choices
         if n != cell.gamma_max + 1:
             raise ValueError(f"agent {self.name!r} chooses draft lengths 0..{n - 1}; this env's are 0..{cell.gamma_max} "
                              "(gamma_max differs)")
@@ -191,12 +143,12 @@ class PPOController(Controller):
         as the generator shows it when it comes from a single-cell env (the layout of a config is
         worked out once, not per decision)."""
         cfg = context.config
-        if self._layout is None or self._layout[0] is not cfg:
-            if row_size(cfg) != self.policy.f:
-                raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.f} entries; this cell's have "
-                                 f"{row_size(cfg)} (another model: e.g. the §11 dynamics add entries)")
-            self._layout = (cfg, obs_size(cfg))
-        if np.shape(obs)[-1] == self._layout[1]:  # a single-cell env's observation
+        if self._layout is None or self._layout.config is not cfg:
+            if row_size(cfg) != self.policy.n_features:
+                raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.n_features} entries; this "
+                                 f"cell's have {row_size(cfg)} (another model: e.g. the §11 dynamics add entries)")
+            self._layout = CellLayout(cfg, obs_size(cfg))
+        if np.shape(obs)[-1] == self._layout.obs_size:  # a single-cell env's observation
             obs = pad_observation(np.asarray(obs), cfg, context.t_draft, cfg.num_devices)
         return obs
 

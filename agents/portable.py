@@ -29,11 +29,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .mlp import NumpyPolicy
+from .policies import KINDS, Policy, policy_class
 
 POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
 FORMAT, FORMAT_VERSION = "msenv-agent", 1
-KINDS = ("mlp", "set", "budget")
 #: limits a reader checks before it allocates anything (a crafted file is refused, not loaded)
 MAX_WEIGHT_BYTES = 256 * 2**20  #: all arrays of policy.npz together, as float64
 MAX_ARRAYS = 512
@@ -142,38 +141,19 @@ def normalization_of(vecnormalize) -> ObsNormalization | None:
                             float(vecnormalize.clip_obs), float(vecnormalize.epsilon))
 
 
-def write_portable(path: str | Path, policy, normalization: ObsNormalization | None, meta: dict[str, Any]) -> Path:
-    """Write ``policy.npz`` and ``agent.json`` for a numpy decision ``policy``
-    (:class:`~agents.mlp.NumpyPolicy` or :class:`~agents.setpolicy.NumpySetPolicy`);
-    ``meta`` holds ``config`` and whatever else the agent's ``config.json`` holds."""
+def write_portable(path: str | Path, policy: Policy, normalization: ObsNormalization | None,
+                   meta: dict[str, Any]) -> Path:
+    """Write ``policy.npz`` and ``agent.json`` for a numpy decision ``policy`` of any kind
+    (:class:`~agents.policies.Policy`: its kind, layout and arrays); ``meta`` holds ``config`` and
+    whatever else the agent's ``config.json`` holds."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    arrays: dict[str, np.ndarray] = {}
-    if isinstance(policy, NumpyPolicy):
-        kind, layout, layers = "mlp", {"nvec": [int(n) for n in policy.nvec], "layers": []}, []
-        for i, (op, p) in enumerate(policy.layers):
-            if op == "linear":
-                arrays[f"layer{i}.weight"], arrays[f"layer{i}.bias"] = p
-            layers.append(op)
-        layout["layers"] = layers
-    else:
-        budget = getattr(policy, "layout", None)
-        kind = "set" if budget is None else "budget"
-        layout = {"n_features": policy.f, "n_globals": policy.g, "hidden": policy.h, "masked": bool(policy.masked),
-                  "pooling": policy.pooling, "phi": len(policy.phi), "psi": len(policy.psi)}
-        parts = ("phi", "psi")
-        if budget is not None:
-            layout.update(level=len(policy.level), gamma_max=budget.gamma_max, per_token=budget.per_token)
-            parts += ("level",)
-        for part in parts:
-            for i, (w, b) in enumerate(getattr(policy, part)):
-                arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"] = w, b
-        arrays["head.weight"], arrays["head.bias"] = policy.head
+    layout, arrays = policy.to_portable()
     if normalization is not None:
         arrays["obs.mean"], arrays["obs.var"] = normalization.mean, normalization.var
     np.savez(path / POLICY_FILE, **arrays)
     norm = None if normalization is None else {"clip": normalization.clip, "epsilon": normalization.epsilon}
-    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": kind, "policy": layout,
+    doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": policy.KIND, "policy": layout,
            "normalization": norm, **meta}
     (path / AGENT_FILE).write_text(json.dumps(doc, indent=2))
     return path
@@ -183,8 +163,6 @@ def read_portable(path: str | Path):
     """``(policy, normalization, meta)`` of the portable agent in directory ``path``; reads only
     ``policy.npz`` (no pickles allowed) and ``agent.json``. A missing, corrupt or inconsistent
     file raises ``ValueError`` / ``FileNotFoundError`` naming it."""
-    from .setpolicy import NumpySetPolicy
-
     path = Path(path)
     jf, nf = path / AGENT_FILE, path / POLICY_FILE
     if not jf.is_file() or not nf.is_file():
@@ -216,45 +194,7 @@ def read_portable(path: str | Path):
                          + ("an integer in 1 … 64" if kind == "mlp" else f"1 (a {kind} policy reads one observation)"))
     arrays = read_weights(nf)
     try:
-        if kind == "mlp":
-            ops, nvec = layout["layers"], [int(n) for n in layout["nvec"]]
-            if not isinstance(ops, list) or not nvec or len(set(nvec)) != 1 or nvec[0] < 2:
-                raise ValueError(f"the mlp layout needs a list of layers and nvec, a list of equal action counts ≥ 2 "
-                                 f"(got layers={ops!r}, nvec={layout['nvec']!r})")
-            layers = [(op, (arrays[f"layer{i}.weight"], arrays[f"layer{i}.bias"]) if op == "linear" else None)
-                      for i, op in enumerate(ops)]
-            policy = NumpyPolicy.from_layers(layers, nvec)
-            linear = [p for op, p in policy.layers if op == "linear"]
-            _check_chain(nf, "layer", linear, None, sum(nvec))
-        else:
-            f, g, h = int(layout["n_features"]), int(layout["n_globals"]), int(layout["hidden"])
-            names = ("phi", "psi", "level") if kind == "budget" else ("phi", "psi")
-            parts = {part: [(arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"]) for i in range(int(layout[part]))]
-                     for part in names}
-            head = (arrays["head.weight"], arrays["head.bias"])
-            if kind == "budget":
-                from .budget import BudgetLayout, NumpyBudgetPolicy
-
-                gmax, per = layout["gamma_max"], layout["per_token"]
-                for name, val in (("gamma_max", gmax), ("per_token", per)):
-                    if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-                        raise ValueError(f"{name}={val!r} is invalid; allowed: an integer ≥ 1")
-                if not layout["masked"]:
-                    raise ValueError("masked=false is invalid for a budget policy; allowed: true")
-                budget = BudgetLayout(f, g, gmax, per)
-                policy = NumpyBudgetPolicy.from_arrays(layout=budget, hidden=h, pooling=str(layout["pooling"]),
-                                                       phi=parts["phi"], psi=parts["psi"], level=parts["level"],
-                                                       head=head)
-            else:
-                policy = NumpySetPolicy.from_arrays(
-                    n_features=f, n_globals=g, hidden=h, masked=bool(layout["masked"]), pooling=str(layout["pooling"]),
-                    phi=parts["phi"], psi=parts["psi"], head=head)
-            p = h * (2 if policy.pooling == "meanmax" else 1)
-            _check_chain(nf, "phi", policy.phi, f + g, h)
-            _check_chain(nf, "psi", policy.psi, h + p, h)
-            _check_chain(nf, "head", [policy.head], h, 2 if kind == "budget" else None)
-            if kind == "budget":
-                _check_chain(nf, "level", policy.level, p + g, 2)
+        policy = policy_class(kind).from_portable(layout, arrays, nf)
     except KeyError as e:
         raise ValueError(f"{path}: {AGENT_FILE} and {POLICY_FILE} do not match (missing {e})") from None
     except (ValueError, TypeError, IndexError) as e:
@@ -274,26 +214,10 @@ def read_portable(path: str | Path):
                 raise ValueError(f"{jf}: normalization {name}={val!r} is invalid; allowed: a finite number "
                                  + ("> 0" if name == "clip" else "≥ 0"))
         mean, var = arrays["obs.mean"].astype(np.float64), arrays["obs.var"].astype(np.float64)
-        width = policy.layers[0][1][0].shape[0] if kind == "mlp" and policy.layers and policy.layers[0][0] == "linear" \
-            else None
-        frames = meta.get("frame_stack", 1)
-        want = (width // frames,) if width is not None and isinstance(frames, int) and frames >= 1 else mean.shape
+        width = policy.reads(None, frames)[0]  # an MLP's input width; None for a policy that reads any width
+        want = (width,) if width is not None else mean.shape
         if mean.ndim != 1 or mean.shape != var.shape or mean.shape != want or (var < 0).any():
             raise ValueError(f"{nf}: obs.mean {mean.shape} and obs.var {var.shape} must be equal 1-D shapes "
                              f"{want} (the observation the policy reads), the variances ≥ 0")
         normalization = ObsNormalization(mean, var, float(clip), float(eps))
     return policy, normalization, meta
-
-
-def _check_chain(source: Path, name: str, pairs, first_in: int | None, last_out: int | None) -> None:
-    """Layers ``(W, b)`` that compose: W 2-D, b its output size, each layer's input the previous
-    output, the first input ``first_in`` and the last output ``last_out`` (None: any)."""
-    prev = first_in
-    for i, (w, b) in enumerate(pairs):
-        key = name if name == "head" else f"{name}{i}"
-        if w.ndim != 2 or b.shape != (w.shape[1],) or (prev is not None and w.shape[0] != prev):
-            raise ValueError(f"{source}: {key}.weight {w.shape} / {key}.bias {b.shape} do not fit the layout "
-                             f"(input {prev if prev is not None else 'any'})")
-        prev = w.shape[1]
-    if last_out is not None and prev != last_out:
-        raise ValueError(f"{source}: the {name} layers end with {prev} outputs; the layout needs {last_out}")

@@ -203,6 +203,10 @@ class DeviceSetPolicy(MultiSpinPolicy):
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)
 
+    def numpy_policy(self, config=None) -> NumpySetPolicy:
+        """Its deterministic decision in numpy (what a saved agent keeps)."""
+        return NumpySetPolicy.from_torch(self)
+
     def _build_mlp_extractor(self) -> None:
         self.mlp_extractor = DeviceSetExtractor(*self._set_dims)
 
@@ -232,45 +236,142 @@ def _tanh_mlp(rows: np.ndarray, shared: np.ndarray, layers) -> np.ndarray:
     return z
 
 
+def _f32(pairs) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in pairs]
+
+
+def torch_set_arrays(policy) -> dict:
+    """The keyword arguments of :class:`NumpySetPolicy` for a :class:`DeviceSetPolicy`: its layout
+    and weights (float32, W of shape (inputs, outputs))."""
+    ext = policy.mlp_extractor
+
+    def linears(seq):
+        return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
+                for m in seq if isinstance(m, nn.Linear)]
+
+    head = policy.action_net.linear
+    return dict(n_features=ext.f, n_globals=ext.g, hidden=ext.h, masked=ext.masked,
+                pooling=getattr(ext, "pooling", "mean"), phi=linears(ext.phi), psi=linears(ext.psi),
+                head=(head.weight.detach().cpu().numpy().T.astype(np.float32),
+                      head.bias.detach().cpu().numpy().astype(np.float32)))
+
+
 class NumpySetPolicy:
-    """The deterministic decision of a :class:`DeviceSetPolicy` in numpy (its weights copied out):
+    """The deterministic decision of a :class:`DeviceSetPolicy` in numpy (policy kind ``"set"``):
     the torch policy's mode, computed in float32 as torch does (numpy's float32 tanh is
-    vectorised: ≈ 5× its float64 one), without torch's per-call overhead."""
+    vectorised: ≈ 5× its float64 one), without torch's per-call overhead. Build it from its
+    layout and weights (``phi``, ``psi``: lists of (W, b) with W of shape (inputs, outputs);
+    ``head``: (W, b)) or with :meth:`from_torch`; ``NumpySetPolicy(torch_policy)`` (0.5's form) is
+    :meth:`from_torch`."""
 
-    def __init__(self, policy: DeviceSetPolicy) -> None:
-        ext = policy.mlp_extractor
+    KIND = "set"
 
-        def linears(seq):
-            return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
-                    for m in seq if isinstance(m, nn.Linear)]
-
-        self.k, self.f, self.g, self.h, self.masked = ext.k, ext.f, ext.g, ext.h, ext.masked
-        self.pooling = getattr(ext, "pooling", "mean")
-        self.phi, self.psi = linears(ext.phi), linears(ext.psi)
-        head = policy.action_net.linear
-        self.head = (head.weight.detach().cpu().numpy().T.astype(np.float32), head.bias.detach().cpu().numpy().astype(np.float32))
-
-    @classmethod
-    def from_arrays(cls, *, n_features: int, n_globals: int, hidden: int, masked: bool, pooling: str, phi, psi,
-                    head) -> NumpySetPolicy:
-        """The policy from its weights (the portable format); ``phi``, ``psi``:
-        lists of (W, b) with W of shape (inputs, outputs); ``head``: (W, b)."""
+    def __init__(self, policy=None, /, *, n_features: int = 0, n_globals: int = 0, hidden: int = 0,
+                 masked: bool = False, pooling: str = "mean", phi=(), psi=(), head=None) -> None:
+        if policy is not None:  # 0.5's NumpySetPolicy(torch_policy)
+            self.__init__(**torch_set_arrays(policy))
+            return
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
-        self = cls.__new__(cls)
-        self.k, self.f, self.g, self.h, self.masked, self.pooling = None, int(n_features), int(n_globals), int(hidden), bool(masked), pooling
-
-        def f32(pairs):
-            return [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in pairs]
-
-        self.phi, self.psi = f32(phi), f32(psi)
-        self.head = tuple(f32([head])[0])
-        if self.phi[0][0].shape[0] != self.f + self.g or self.head[0].shape[0] != self.h:
+        self.n_features, self.n_globals, self.hidden = int(n_features), int(n_globals), int(hidden)
+        self.masked, self.pooling = bool(masked), pooling
+        self.phi, self.psi = _f32(phi), _f32(psi)
+        self.head = tuple(_f32([head])[0])
+        if self.phi[0][0].shape[0] != self.n_features + self.n_globals or self.head[0].shape[0] != self.hidden:
             raise ValueError(f"weights do not match the layout: phi's first layer reads {self.phi[0][0].shape[0]} "
-                             f"entries (n_features + n_globals = {self.f + self.g}), the head {self.head[0].shape[0]} "
-                             f"(hidden = {self.h})")
-        return self
+                             f"entries (n_features + n_globals = {self.n_features + self.n_globals}), the head "
+                             f"{self.head[0].shape[0]} (hidden = {self.hidden})")
 
+    @classmethod
+    def from_torch(cls, policy: DeviceSetPolicy) -> NumpySetPolicy:
+        """The numpy decision of a trained :class:`DeviceSetPolicy` (its weights copied out)."""
+        return cls(**torch_set_arrays(policy))
+
+    @classmethod
+    def from_arrays(cls, **arrays) -> NumpySetPolicy:
+        """The policy from its layout and weights (the keywords of the class)."""
+        return cls(**arrays)
+
+    # ------------------------------------------------------------------ the Policy protocol
+    @property
+    def n_choices(self) -> int:
+        return int(self.head[0].shape[1])
+
+    def reads(self, config, frame_stack: int) -> tuple[int | None, str]:
+        f, g = self.n_features, self.n_globals
+        if self.masked:
+            k = getattr(config, "k_max", None)
+            trained = f"k_max = {k} as trained, another k_max too" if k else "any k_max"
+            return (None if k is None else k * f + g), (
+                f"the cell generator's padded observation, k_max·{f} + {g} entries ({trained}), each row's last entry "
+                f"(its mask) 0 or 1; a single-cell env's observation goes through act(context, obs), which pads it")
+        k = getattr(config, "num_devices", None)
+        trained = f"K = {k} as trained, another K too" if k else "any K"
+        return (None if k is None else k * f + g), f"K·{f} + {g} entries for K devices ({trained})"
+
+    def fits(self, x: np.ndarray, frame_stack: int, mask: bool) -> bool:
+        if frame_stack != 1:
+            return True
+        f, g, d = self.n_features, self.n_globals, x.shape[-1]
+        ok = d > g and (d - g) % f == 0
+        if ok and mask and self.masked:
+            m = x[..., f - 1: d - g: f]
+            ok = bool(np.all((m == 0) | (m == 1)))
+        return ok
+
+    def device_rows(self, x: np.ndarray) -> int:
+        return (x.shape[-1] - self.n_globals) // self.n_features
+
+    def check_config(self, config, name: str, frame_stack: int = 1) -> None:
+        from msenv.engine.observation import GLOBAL_FEATURES, device_features
+        from msenv.envs.cells import row_size
+
+        cells = hasattr(config, "k_range")
+        cell = config.base if cells else config
+        f, g = self.n_features, self.n_globals
+        if self.masked:
+            if row_size(cell) != f or g != GLOBAL_FEATURES + 1:
+                raise ValueError(f"agent {name!r} reads device rows of {f} entries; this cell's have "
+                                 f"{row_size(cell)} (another model: e.g. the §11 dynamics add entries)")
+        elif cells:
+            raise ValueError(f"agent {name!r} reads single-cell observations (device rows of {f} entries); "
+                             "the cell generator's env shows padded ones: use a cell generator's agent")
+        elif device_features(cell) != f or g != GLOBAL_FEATURES:
+            raise ValueError(f"agent {name!r} reads device rows of {f} entries; this env's have "
+                             f"{device_features(cell)} (another model: e.g. the §11 dynamics add entries)")
+
+    def to_portable(self) -> tuple[dict, dict[str, np.ndarray]]:
+        layout = {"n_features": self.n_features, "n_globals": self.n_globals, "hidden": self.hidden,
+                  "masked": self.masked, "pooling": self.pooling, "phi": len(self.phi), "psi": len(self.psi)}
+        arrays: dict[str, np.ndarray] = {}
+        for part in ("phi", "psi"):
+            for i, (w, b) in enumerate(getattr(self, part)):
+                arrays[f"{part}{i}.weight"], arrays[f"{part}{i}.bias"] = w, b
+        arrays["head.weight"], arrays["head.bias"] = self.head
+        return layout, arrays
+
+    @classmethod
+    def from_portable(cls, layout: dict, arrays: dict[str, np.ndarray], source) -> NumpySetPolicy:
+        from .policies import pairs
+
+        policy = cls(n_features=int(layout["n_features"]), n_globals=int(layout["n_globals"]),
+                     hidden=int(layout["hidden"]), masked=bool(layout["masked"]), pooling=str(layout["pooling"]),
+                     phi=pairs(arrays, "phi", int(layout["phi"])), psi=pairs(arrays, "psi", int(layout["psi"])),
+                     head=(arrays["head.weight"], arrays["head.bias"]))
+        policy.check_chains(source, None)
+        return policy
+
+    def check_chains(self, source, head_out: int | None) -> None:
+        """Every layer fits the next (``ValueError`` naming ``source`` otherwise)."""
+        from .policies import check_chain
+
+        f, g, h = self.n_features, self.n_globals, self.hidden
+        p = h * (2 if self.pooling == "meanmax" else 1)
+        check_chain(source, "phi", self.phi, f + g, h)
+        check_chain(source, "psi", self.psi, h + p, h)
+        check_chain(source, "head", [self.head], h, head_out)
+
+    # ------------------------------------------------------------------ deciding
     def act(self, x: np.ndarray) -> np.ndarray:
         """The deterministic draft lengths of observations ``x`` [..., obs] (any number of device
         rows), computed on one BLAS thread (:func:`agents.threads.one_blas_thread`)."""
@@ -281,9 +382,10 @@ class NumpySetPolicy:
         """(observations as rows [B, obs], each device's ψ latent [B, K, H], the cell's pooled summary
         [B, 1, p], the globals [B, 1, G], the device mask [B, K, 1] or None)."""
         x = x.reshape(-1, x.shape[-1])
-        b, k = len(x), (x.shape[-1] - self.g) // self.f  # any K
-        dev = x[:, : k * self.f].reshape(b, k, self.f)
-        glob = x[:, None, k * self.f:]
+        f = self.n_features
+        b, k = len(x), (x.shape[-1] - self.n_globals) // f  # any K
+        dev = x[:, : k * f].reshape(b, k, f)
+        glob = x[:, None, k * f:]
         z = _tanh_mlp(dev, glob, self.phi)  # φ on [row, globals]
         mask = None
         if self.masked:

@@ -164,3 +164,42 @@ def test_an_old_agent_without_portable_files_is_refused_with_the_way_to_convert_
     a, b = load_agent(agent_dir), load_agent(COMMITTED[0])
     assert np.array_equal(np.load(agent_dir / "policy.npz")["head.weight"], np.load(COMMITTED[0] / "policy.npz")["head.weight"])
     assert a.frame_stack == b.frame_stack
+
+
+# ---------------------------------------------------------------------- policy kinds by protocol
+def test_every_committed_policy_kind_follows_the_protocol_and_round_trips(tmp_path):
+    """Each kind of :data:`agents.policies.KINDS` among the committed agents is a ``Policy``; its
+    portable files, written again from the loaded policy, load to the same decisions."""
+    from agents import load_agent
+    from agents.policies import KINDS, Policy, policy_class
+    from agents.portable import read_portable, write_portable
+
+    seen = {}
+    for path in COMMITTED:
+        kind = json.loads((path / "agent.json").read_text())["kind"]
+        seen.setdefault(kind, path)
+    assert set(seen) == set(KINDS)
+    rng = np.random.default_rng(0)
+    for kind, path in seen.items():
+        agent = load_agent(path)
+        policy = agent.policy
+        assert isinstance(policy, Policy) and policy.KIND == kind and type(policy) is policy_class(kind)
+        policy2, norm, meta = read_portable(write_portable(tmp_path / kind, policy, agent.normalization,
+                                                           {"config": agent.config.to_dict()}))
+        width = policy.reads(agent.config, agent.frame_stack)[0]
+        x = rng.uniform(-1, 1, size=(4, width))
+        if policy.masked:
+            x[:, policy.n_features - 1: width - policy.n_globals: policy.n_features] = 1.0
+        assert np.array_equal(policy.act(x), policy2.act(x)), kind
+        assert policy2.to_portable()[0] == policy.to_portable()[0]
+
+
+def test_no_module_of_the_agents_switches_on_a_policys_class():
+    """The controller and the portable format ask a policy (``agents.policies.Policy``); neither
+    tests its class."""
+    import re
+
+    for name in ("controller.py", "portable.py"):
+        src = (ROOT / "agents" / name).read_text()
+        assert not re.search(r"isinstance\([^)]*polic", src, re.I), name
+        assert not re.search(r"getattr\(self\.policy", src), name

@@ -60,7 +60,7 @@ def test_the_weights_do_not_depend_on_the_number_of_devices():
         from agents.setpolicy import NumpySetPolicy
 
         mode = large.policy.get_distribution(obs).mode().numpy()
-        assert np.array_equal(mode, NumpySetPolicy(small.policy).act(obs.numpy().astype(np.float64)))
+        assert np.array_equal(mode, NumpySetPolicy.from_torch(small.policy).act(obs.numpy().astype(np.float64)))
 
 
 def test_a_saved_set_agent_acts_as_sb3_predict(tmp_path):
@@ -138,7 +138,7 @@ def test_the_masked_policy_ignores_padding_and_stays_equivariant():
         assert torch.allclose(pol.predict_values(layout(rows, pad, junk=0.9)), v0, atol=1e-5)
         perm = np.random.default_rng(0).permutation(k)
         assert np.array_equal(pol.get_distribution(layout(rows[perm], pad)).mode().numpy()[0][:k], mode0[perm])
-    fast = NumpySetPolicy(pol)  # any number of rows: 0 or 7 padded slots decide the same
+    fast = NumpySetPolicy.from_torch(pol)  # any number of rows: 0 or 7 padded slots decide the same
     assert np.array_equal(fast.act(layout(rows, pad).numpy()[0]), mode0)
     assert np.array_equal(fast.act(layout(rows, 0).numpy()[0]), mode0[:k])
     assert np.array_equal(fast.act(layout(rows, 7, junk=0.9).numpy()[0])[:k], mode0[:k])
