@@ -22,9 +22,10 @@ the others only makes the round wait for it), and the bits learn which devices t
 :class:`BudgetActions` is the SB3 ``VecEnvWrapper`` that plays such actions in the cell
 generator's envs; :class:`BudgetSetPolicy` the device-set policy that decides them; the saved
 agent's numpy decision (:class:`NumpyBudgetPolicy`) maps its decision to draft lengths itself, so
-it is a controller like any other. The map reads each device's drafting time from the cell
-generator's observation (its speed entry tanh(T_k^dft / T_dft,ref − 1)), so it needs no state
-beyond what the agent observes.
+it is a controller like any other. The map is the env-side action type
+:class:`msenv.envs.actions.BudgetAction`: it reads each device's exact drafting time (the round
+context's ``t_draft``, the cell generators' ``draft_times``); only a bare observation, without its
+context, is read back from the speed entries.
 """
 
 from __future__ import annotations
@@ -39,14 +40,13 @@ from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
 from msenv.engine.observation import DS
-from msenv.envs.sb3 import what_if
+from msenv.envs.actions import LEVELS_PER_TOKEN, BudgetAction
+from msenv.envs.sb3 import SB3VecEnv, what_if
 
 from .distributions import MultiSpinPolicy
 from .setpolicy import DeviceSetExtractor, NumpySetPolicy
 from .threads import one_blas_thread
 
-#: budget levels per token of the fastest device (the grid of τ)
-LEVELS_PER_TOKEN = 4
 #: the initial logits of a device's bit (off, on): on with probability ≈ 0.88
 ON_PRIOR = (0.0, 2.0)
 
@@ -62,6 +62,11 @@ class BudgetLayout(NamedTuple):
     @property
     def n_levels(self) -> int:
         return self.per_token * self.gamma_max + 1
+
+    @property
+    def action(self) -> BudgetAction:
+        """The env-side action type that maps a budget action to draft lengths."""
+        return BudgetAction(self.gamma_max, self.per_token)
 
 
 def budget_layout(config) -> BudgetLayout:
@@ -85,10 +90,17 @@ def speed_ratios(obs: np.ndarray, layout: BudgetLayout) -> tuple[np.ndarray, np.
     return 1.0 + np.arctanh(x), rows[..., f - 1] > 0.5
 
 
-def budget_lengths(level: np.ndarray, on: np.ndarray, obs: np.ndarray, layout: BudgetLayout) -> np.ndarray:
+def budget_lengths(level: np.ndarray, on: np.ndarray, obs: np.ndarray, layout: BudgetLayout,
+                   t_draft: np.ndarray | None = None) -> np.ndarray:
     """Draft lengths [B, K] of budget actions: ``level`` [B] (τ = level / per_token tokens of the
-    fastest device), ``on`` [B, K] (0/1 per device slot), in cells observed as ``obs`` [B, obs].
-    A device on drafts ⌊τ / T_k^dft⌋ tokens (at most γ_max), a device off and a padded slot 0."""
+    fastest device), ``on`` [B, K] (0/1 per device slot), in cells observed as ``obs`` [B, obs]
+    whose devices draft at ``t_draft`` [B, K] s per token (padded slots 0): the env-side
+    :class:`~msenv.envs.actions.BudgetAction`. Without ``t_draft`` (an observation alone, as in
+    ``predict``) the drafting times are read back from the observation's speed entries, to float32
+    precision. A device on drafts ⌊τ / T_k^dft⌋ tokens (at most γ_max), a device off and a padded
+    slot 0."""
+    if t_draft is not None:
+        return layout.action.lengths(level, on, t_draft)
     obs = np.asarray(obs)
     ratio, mask = speed_ratios(obs.reshape(-1, obs.shape[-1]), layout)
     fastest = np.where(mask, ratio, np.inf).min(axis=1, keepdims=True)
@@ -105,14 +117,25 @@ def split_action(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return actions[:, 0], actions[:, 1:]
 
 
+def draft_times(venv: VecEnv) -> np.ndarray:
+    """Each sub-env's device slots' drafting times [n, k_max] (s per token, padded slots 0) of a
+    cell generator's SB3 VecEnv: the batched env's, or each single env's ``draft_times``."""
+    while isinstance(venv, VecEnvWrapper):
+        venv = venv.venv
+    if isinstance(venv, SB3VecEnv):
+        return venv.venv.draft_times
+    return np.stack(venv.get_attr("draft_times"))
+
+
 class BudgetActions(VecEnvWrapper):
     """Plays budget actions (``MultiDiscrete([L] + [2] * k_max)``: the level, then one bit per
-    device slot) in a cell generator's SB3 VecEnv, as the draft lengths :func:`budget_lengths`
-    gives for the observation they answer. Forwards ``what_if`` the same way."""
+    device slot) in a cell generator's SB3 VecEnv, as the env-side
+    :class:`~msenv.envs.actions.BudgetAction` maps them with each device's exact drafting time.
+    Forwards ``what_if`` the same way."""
 
     def __init__(self, venv: VecEnv, layout: BudgetLayout) -> None:
         k = (venv.observation_space.shape[0] - layout.n_globals) // layout.n_features
-        super().__init__(venv, action_space=spaces.MultiDiscrete([layout.n_levels] + [2] * k))
+        super().__init__(venv, action_space=layout.action.space(k))
         self.layout = layout
         self._obs: np.ndarray | None = None
 
@@ -121,7 +144,7 @@ class BudgetActions(VecEnvWrapper):
         if self._obs is None:
             raise RuntimeError("call reset() first")
         level, on = split_action(actions)
-        return budget_lengths(level, on, self._obs, self.layout)
+        return self.layout.action.lengths(level, on, draft_times(self.venv))
 
     def reset(self):
         self._obs = self.venv.reset()
@@ -361,18 +384,25 @@ class NumpyBudgetPolicy(NumpySetPolicy):
         on = (z @ self.head[0] + self.head[1]).argmax(axis=-1) * mask[..., 0]
         return level, on
 
-    def _act(self, x: np.ndarray) -> np.ndarray:
+    def _act(self, x: np.ndarray, context=None) -> np.ndarray:
         x = np.asarray(x, dtype=np.float32)
         lead = x.shape[:-1]
         rows = x.reshape(-1, x.shape[-1])
         level, on = self.decide(rows)
-        gamma = budget_lengths(level, on, rows, self.layout)
+        t_draft = None
+        if context is not None:  # the exact drafting times, padded to the observation's slots
+            slots = self.device_rows(rows)
+            t = np.asarray(context.t_draft, dtype=np.float64).reshape(-1, np.shape(context.t_draft)[-1])
+            t_draft = np.pad(t, ((0, 0), (0, slots - t.shape[-1])))
+        gamma = budget_lengths(level, on, rows, self.layout, t_draft)
         return gamma.reshape(lead + (gamma.shape[-1],))
 
-    def act(self, x: np.ndarray) -> np.ndarray:
-        """The deterministic draft lengths of observations ``x`` [..., obs], on one BLAS thread."""
+    def act(self, x: np.ndarray, context=None) -> np.ndarray:
+        """The deterministic draft lengths of observations ``x`` [..., obs], on one BLAS thread;
+        with the round's ``context`` the budget is mapped with each device's exact drafting time,
+        without it with the times the observation shows."""
         with one_blas_thread():
-            return self._act(x)
+            return self._act(x, context)
 
 
 __all__ = ["BudgetActions", "BudgetDistribution", "BudgetHead", "BudgetLayout", "BudgetSetPolicy", "LEVEL_SPREAD",

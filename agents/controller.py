@@ -108,7 +108,7 @@ class PPOController(Controller):
                                  f"than this cell's {context.config.num_devices} devices")
         else:
             x = self.check_observation(obs, batch=False)
-        return self.policy.act(self._stacked(x))
+        return self.policy.act(self._stacked(x), context)
 
     def check_observation(self, obs, batch: bool = True, mask: bool = True) -> np.ndarray:
         """``obs`` as an array when this agent can read it (one observation, or with ``batch`` a

@@ -107,9 +107,9 @@ class NumpyPolicy:
                 x = np.maximum(x, 0.0)
         return x
 
-    def act(self, x: np.ndarray) -> np.ndarray:
+    def act(self, x: np.ndarray, context=None) -> np.ndarray:
         """Argmax of each device's categorical (all devices share one size γ_max + 1), on one BLAS
-        thread (:func:`agents.threads.one_blas_thread`)."""
+        thread (:func:`agents.threads.one_blas_thread`); the context is not needed."""
         with one_blas_thread():
             z = self.logits(x)
         return z.reshape(*z.shape[:-1], len(self.nvec), int(self.nvec[0])).argmax(axis=-1)

@@ -34,8 +34,10 @@ class Policy(Protocol):
     def n_choices(self) -> int:
         """It chooses draft lengths 0 … n_choices − 1."""
 
-    def act(self, x: np.ndarray) -> np.ndarray:
-        """The deterministic draft lengths of observations ``x`` [..., obs]."""
+    def act(self, x: np.ndarray, context: Any = None) -> np.ndarray:
+        """The deterministic draft lengths of observations ``x`` [..., obs]; ``context``: the
+        round's :class:`~msenv.engine.context.RoundContext` when the caller has it (a kind may read
+        exact values from it, as the budget policy reads the drafting times)."""
 
     def reads(self, config: Any, frame_stack: int) -> tuple[int | None, str]:
         """(the observation width it reads as trained on ``config`` — None: any —, what it reads, in words)."""

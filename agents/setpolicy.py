@@ -372,9 +372,10 @@ class NumpySetPolicy:
         check_chain(source, "head", [self.head], h, head_out)
 
     # ------------------------------------------------------------------ deciding
-    def act(self, x: np.ndarray) -> np.ndarray:
+    def act(self, x: np.ndarray, context=None) -> np.ndarray:
         """The deterministic draft lengths of observations ``x`` [..., obs] (any number of device
-        rows), computed on one BLAS thread (:func:`agents.threads.one_blas_thread`)."""
+        rows), computed on one BLAS thread (:func:`agents.threads.one_blas_thread`); the context is
+        not needed."""
         with one_blas_thread():
             return self._act(x)
 

@@ -52,8 +52,9 @@ def _point(args: tuple) -> dict[str, Any]:
     layout = budget_layout(cells)
     levels = np.arange(layout.n_levels)
     rows = np.repeat(obs[None], len(levels), axis=0)
-    same = budget_lengths(levels, np.repeat((best > 0)[None], len(levels), axis=0), rows, layout)
-    every = budget_lengths(levels, np.ones((len(levels), k), np.int64), rows, layout)
+    times = np.repeat(env.draft_times[None, :k], len(levels), axis=0)  # the exact drafting times
+    same = budget_lengths(levels, np.repeat((best > 0)[None], len(levels), axis=0), rows, layout, times)
+    every = budget_lengths(levels, np.ones((len(levels), k), np.int64), rows, layout, times)
     ref = float(est.evaluate(best))
     v_same, v_every = est.evaluate(same), est.evaluate(every)
     agent = load_agent(agent_dir)

@@ -12,7 +12,7 @@ from agents.budget import (BudgetActions, BudgetDistribution, BudgetSetPolicy, N
 from agents.controller import load_agent, save_agent
 from agents.envs import CounterfactualReward, make_vec_env, normalize
 from msenv.envs.cells import CellConfig, MultiSpinCellsEnv
-from msenv.envs.cells_vector import MultiSpinCellsVectorEnv
+from msenv.envs.cells_vector import MultiSpinCellsVectorEnv, cells_vector_env
 
 
 def _cells(k_lo=3, k_hi=12, **kw):
@@ -87,6 +87,38 @@ def test_budget_lengths_are_the_floor_of_the_budget_over_each_drafting_time():
             assert np.all(got[k:] == 0)  # padded slots draft nothing
             if level and on[int(np.argmin(t))]:
                 assert got[int(np.argmin(t))] == level // layout.per_token  # the fastest device's whole tokens
+
+
+def test_the_env_side_budget_action_maps_with_the_exact_drafting_times():
+    """msenv.envs.actions.BudgetAction against exact rational arithmetic (fractions of the float64
+    drafting times): every level, random bits, cells of 1 … 12 devices padded to 12 slots; the
+    training wrapper and a loaded agent's decision read the same exact times."""
+    from fractions import Fraction
+
+    from msenv.envs.actions import BudgetAction
+
+    cells = _cells(1, 12, draft_scale_max_range=(1.0, 3.0))
+    action = BudgetAction(cells.gamma_max)
+    assert action.space(12).nvec.tolist() == [action.n_levels] + [2] * 12
+    env = MultiSpinCellsEnv(cells)
+    rng = np.random.default_rng(1)
+    for seed in range(6):
+        env.reset(seed=seed)
+        t = env.draft_times
+        k = env.num_devices
+        assert np.array_equal(t[:k], env.context.t_draft) and np.all(t[k:] == 0)
+        for level in range(action.n_levels):
+            on = rng.integers(0, 2, 12)
+            got = action.lengths(np.array([level]), on[None], t[None])[0]
+            tau = Fraction(level, action.per_token) * Fraction(float(t[:k].min()))
+            want = [min(int(tau / Fraction(float(tk))), cells.gamma_max) * int(on[i]) for i, tk in enumerate(t[:k])]
+            assert got[:k].tolist() == want and np.all(got[k:] == 0), (seed, level)
+    # the batched generator shows the same times as its single envs
+    vec = cells_vector_env(3, cells)
+    vec.reset(seed=4)
+    for i in range(3):
+        env.reset(seed=4 + i)
+        assert np.array_equal(vec.draft_times[i], env.draft_times)
 
 
 def test_budget_distribution_matches_independent_categoricals():

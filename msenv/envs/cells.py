@@ -288,6 +288,14 @@ class MultiSpinCellsEnv(gym.Env):
         return pad_observation(obs, self.cell, self._inner.state.t_draft[0], self.config.k_max)
 
     @property
+    def draft_times(self) -> np.ndarray:
+        """Each device slot's drafting time T_k^dft, s per token [k_max] (a padded slot: 0) — what an
+        action type such as :class:`~msenv.envs.actions.BudgetAction` maps to draft lengths."""
+        if self._inner is None:
+            raise RuntimeError("call reset() first")
+        return np.pad(self._inner.state.t_draft[0], (0, self.config.k_max - self.cell.num_devices))
+
+    @property
     def num_devices(self) -> int:
         """K of the current episode's cell."""
         if self.cell is None:

@@ -103,6 +103,14 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         self._autoreset = Autoreset(self, n)
 
     @property
+    def draft_times(self) -> np.ndarray:
+        """Each sub-env's device slots' drafting times T_k^dft, s per token [n, k_max] (a padded
+        slot: 0), as :attr:`MultiSpinCellsEnv.draft_times`."""
+        if self._state is None:
+            raise RuntimeError("call reset() first")
+        return self._state.t_draft.copy()
+
+    @property
     def num_devices(self) -> np.ndarray:
         """K of each sub-env's current cell [n]."""
         if self._state is None:
