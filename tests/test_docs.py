@@ -264,3 +264,19 @@ def test_the_smoke_runs_time_is_stated_once():
     claims = [m.group(1) for t in texts for at in (x.end() for x in re.finditer(r"train\.py --quick", t))
               if (m := re.search(r"(\d+(?:\.\d+)?\s?s wall|< ?\d+ ?min)", t[at:at + 60]))]
     assert len(claims) == 1, claims
+
+
+def test_the_house_picture_shows_every_module_on_its_floor(generated):
+    """docs/design.md's picture is drawn from the repository: every module of every layer, and the
+    floors in the order the imports point."""
+    import re
+
+    svg = (generated / "house.svg").read_text()
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    titles = [t for t in texts if t in {f[0] for f in msenv_docs.FLOORS}]
+    assert titles == [f[0] for f in msenv_docs.FLOORS]
+    shown = " ".join(texts)
+    for layer in ("config", "model", "engine", "envs"):
+        for p in (ROOT / "msenv" / layer).glob("*.py"):
+            if p.name != "__init__.py":
+                assert re.search(rf"(^|[ ·]){p.stem}([ ·]|$)", shown), p

@@ -409,6 +409,63 @@ def baselines_tables_page() -> str:
     return "\n".join(parts)
 
 
+#: the house's floors, top first: (title, folder or file names under the repository, what it is)
+FLOORS = (
+    ("experiments · train.py", ("experiments", "train.py"), "the paper's figures, studies, training and comparison"),
+    ("agents", ("agents",), "PPO, policy kinds by protocol, portable agents"),
+    ("baselines", ("baselines",), "controllers, the harness, the benchmark and its statistics"),
+    ("msenv.envs", ("msenv/envs",), "the Gymnasium shells and adapters"),
+    ("msenv.engine", ("msenv/engine",), "state, observation, context, the two steps"),
+    ("msenv.model", ("msenv/model",), "the formulas and the round kernel"),
+    ("msenv.config", ("msenv/config",), "validated, frozen configs, one per concern"),
+)
+
+
+def _modules(places: tuple[str, ...]) -> list[str]:
+    names = []
+    for place in places:
+        path = ROOT / place
+        if path.is_file():
+            names.append(path.stem)
+        else:
+            names += sorted(p.stem for p in path.glob("*.py") if p.name != "__init__.py")
+    return names
+
+
+def house_svg() -> str:
+    """The picture of the house (docs/design.md): one floor per layer, top first, each with its
+    modules as they are on disk; every import points down a floor or more."""
+    import textwrap
+
+    width, left, gap, top, line = 660, 100, 22, 10, 21
+    parts, y = [], top
+    for i, (title, places, what) in enumerate(FLOORS):
+        rows = textwrap.wrap(" · ".join(_modules(places)), 56)
+        h = 36 + line * len(rows)
+        if i:
+            parts.append(f'<line x1="{left + 40}" y1="{y - gap}" x2="{left + 40}" y2="{y - 3}" stroke="#5b6b82" '
+                         'stroke-width="2" marker-end="url(#down)"/>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{width - left - 10}" height="{h}" rx="8" '
+                     f'fill="{"#eef3fb" if title.startswith("msenv") else "#f4f4f4"}" stroke="#5b6b82"/>')
+        parts.append(f'<text x="{left + 12}" y="{y + 24}" font-size="16" font-weight="bold">{title}</text>')
+        parts.append(f'<title>{title}: {what}</title>')
+        for j, row in enumerate(rows):
+            parts.append(f'<text x="{left + 12}" y="{y + 46 + j * line}" font-size="15" '
+                         f'font-family="monospace">{row}</text>')
+        y += h + gap
+    h = y - gap + 10
+    parts.append(f'<text x="8" y="{top + 30}" font-size="15" fill="#444">imports</text>'
+                 f'<text x="8" y="{top + 50}" font-size="15" fill="#444">point</text>'
+                 f'<text x="8" y="{top + 70}" font-size="15" fill="#444">down</text>'
+                 f'<line x1="40" y1="{top + 82}" x2="40" y2="{h - 30}" stroke="#5b6b82" stroke-width="3" '
+                 'marker-end="url(#down)"/>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="{width}" height="{h}" '
+            'font-family="sans-serif">'
+            '<defs><marker id="down" viewBox="0 0 10 10" refX="5" refY="9" markerWidth="7" markerHeight="7" '
+            'orient="auto-start-reverse"><path d="M0,0 L5,10 L10,0 z" fill="#5b6b82"/></marker></defs>'
+            '<rect width="100%" height="100%" fill="white"/>' + "".join(parts) + "</svg>\n")
+
+
 def write_all(out: Path = OUT) -> list[Path]:
     """Write every generated page; returns the files written."""
     import msenv
@@ -421,6 +478,7 @@ def write_all(out: Path = OUT) -> list[Path]:
         pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
     for env_id in msenv.CELL_IDS:
         pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
+    pages["house.svg"] = house_svg()
     written = []
     for name, text in pages.items():
         path = out / name
