@@ -261,3 +261,77 @@ def test_check_refuses_a_training_record_the_page_cannot_print(tiny):
     doc["methods"]["computation-only"]["agents"] = [{"path": "x", "files": {}, "training": {"timesteps": "many"}}]
     problems = benchmark.result_problems(doc)
     assert any("training must be null or hold integer timesteps" in p for p in problems), problems
+
+
+class _ReadOnly:
+    """A folder that can be made read-only for real: a tmpfs remounted read-only as root (where
+    permissions do not bind root), its permissions (0o555) otherwise."""
+
+    def __init__(self, path):
+        self.path, self.mounted = path, False
+        path.mkdir()
+        if os.geteuid() == 0:
+            done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(path)], capture_output=True)
+            if done.returncode:
+                pytest.skip(f"root without mount here ({done.stderr.decode().strip()}): a read-only folder cannot be made")
+            self.mounted = True
+
+    def freeze(self):
+        if self.mounted:
+            subprocess.run(["mount", "-o", "remount,ro", str(self.path)], check=True)
+        else:
+            self.path.chmod(0o555)
+        with pytest.raises(OSError):
+            (self.path / "probe").write_text("x")  # it is read-only for this process
+
+    def release(self):
+        if self.mounted:
+            subprocess.run(["umount", str(self.path)], check=False)
+        else:
+            self.path.chmod(0o755)
+
+
+def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_path, tiny, monkeypatch, capsys):
+    """A folder read-only before the run is refused before any work, in one line; one that turns
+    read-only during the run gets the summary printed, one line, exit 74, and the earlier result
+    file unchanged."""
+    pytest.importorskip("matplotlib")
+    folder = _ReadOnly(tmp_path / "ro")
+    try:
+        benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(folder.path),
+                        "--no-progress"])
+        good = (folder.path / "paper-v1.json").read_bytes()
+        folder.freeze()
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as e:
+            benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(folder.path),
+                            "--no-progress"])
+        err = capsys.readouterr().err.strip()
+        last = err.splitlines()[-1]
+        assert e.value.code == 2 and last.startswith("python -m baselines.benchmark: error: --out") and "not writable" in last
+        assert (folder.path / "paper-v1.json").read_bytes() == good
+        # writable at the check, read-only by the time the results are written
+        folder.release()
+        folder = _ReadOnly(tmp_path / "ro2")
+        benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(folder.path),
+                        "--no-progress"])
+        good = (folder.path / "paper-v1.json").read_bytes()
+        run = benchmark.run_benchmark
+
+        def run_then_freeze(*a, **k):
+            out = run(*a, **k)
+            folder.freeze()
+            return out
+
+        monkeypatch.setattr(benchmark, "run_benchmark", run_then_freeze)
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as e:
+            benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(folder.path),
+                            "--no-progress"])
+        out, err = capsys.readouterr()
+        assert e.value.code == 74 and "IQM" in out and "fixed-2" in out
+        assert "could not write" in err and len(err.strip().splitlines()) == 1
+        assert (folder.path / "paper-v1.json").read_bytes() == good
+        assert sorted(p.name for p in folder.path.iterdir()) == ["paper-v1.csv", "paper-v1.json", "paper-v1.png"]
+    finally:
+        folder.release()

@@ -106,6 +106,7 @@ class MultiSpinEnv(gym.Env):
         self.action_space, self.observation_space = env_spaces(cfg.num_devices, cfg.gamma_max, obs_size(cfg))
         self._n_reset = reset_draws(cfg)
         self._n_step = step_draws(cfg)
+        self._length, self._scale = cfg.episode_length, cfg.reward_scale  # read on every step
         self._u_step = np.empty((1, self._n_step))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
@@ -138,9 +139,9 @@ class MultiSpinEnv(gym.Env):
         self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
-        truncated = bool(self._state.t[0] >= cfg.episode_length)
-        reward = info["goodput"] * cfg.reward_scale
-        return observe(self._state, cfg)[0], reward, False, truncated, info
+        truncated = bool(self._state.t[0] >= self._length)
+        reward = info["goodput"] * self._scale
+        return self._state.obs[0], reward, False, truncated, info  # the step wrote the next observation
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
