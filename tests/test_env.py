@@ -221,7 +221,7 @@ def test_render_ansi():
     text = env.render()
     assert "goodput" in text and len(text.split("[")[1].strip().rstrip("]")) == 20
     with pytest.raises(ValueError, match="render_mode"):
-        MultiSpinEnv(render_mode="human")
+        MultiSpinEnv(render_mode="rgb")
 
 
 @pytest.mark.parametrize("over", DYNAMIC)

@@ -33,9 +33,48 @@ def test_unknown_keyword_is_pythons_type_error(make):
 def test_bad_value_stays_value_error_and_render_modes_follow_gymnasium():
     with pytest.raises(ValueError, match="p_dl_dbm"):
         MultiSpinEnv(p_dl_dbm=float("nan"))
-    with pytest.raises(ValueError, match="render_mode='human'.*'rgb_array', 'ansi'"):
-        MultiSpinEnv(render_mode="human")
-    assert MultiSpinEnv.metadata["render_modes"] == ["rgb_array", "ansi"]
+    with pytest.raises(ValueError, match="render_mode='rgb'.*'human', 'rgb_array', 'ansi'"):
+        MultiSpinEnv(render_mode="rgb")
+    assert MultiSpinEnv.metadata["render_modes"] == ["human", "rgb_array", "ansi"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gym.make(ID, render_mode="human"),
+    lambda: gym.make("msenv/MultiSpin-Cells-v0", render_mode="human"),
+])
+def test_human_rendering_without_a_display_is_refused_when_the_env_is_made(make, monkeypatch):
+    """Without a window to show (matplotlib's Agg backend, as on a server or in CI) ``"human"`` is
+    refused in one line when the env is made — not at the first reset, and not for want of a
+    library the env does not use."""
+    matplotlib = pytest.importorskip("matplotlib")
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "agg")
+    with pytest.raises(RuntimeError, match="render_mode='human'.*backend here is 'agg'.*'rgb_array'"):
+        make()
+
+
+def test_human_rendering_shows_each_rounds_frame_in_one_window(monkeypatch):
+    """With an interactive backend, reset and every step show the round's picture — the
+    ``rgb_array`` frame of the same round — in one matplotlib window for 1/render_fps s."""
+    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "tkagg")  # as a desktop session has
+    shown, pauses = [], []
+    monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
+    monkeypatch.setattr(plt, "pause", lambda s: pauses.append(s))
+    env = gym.make(ID, render_mode="human", **SMALL)
+    twin = gym.make(ID, render_mode="rgb_array", **SMALL)
+    window = env.unwrapped._window
+    for e in (env, twin):
+        e.reset(seed=3)
+    assert np.array_equal(window.image.get_array(), twin.render()) and env.render() is None
+    for a in (np.array([0, 2, 4, 6]), np.array([6, 6, 6, 6])):
+        env.step(a)
+        twin.step(a)
+        assert np.array_equal(window.image.get_array(), twin.render())
+    assert len(shown) == 1 and pauses == [1 / env.metadata["render_fps"]] * 3
+    env.close()
+    assert window.fig is None
 
 
 # ---------------------------------------------------------------------- rendering and video

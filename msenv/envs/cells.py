@@ -231,13 +231,18 @@ class MultiSpinCellsEnv(gym.Env):
             any other keyword raises ``TypeError``.
     """
 
-    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["human", "rgb_array", "ansi"], "render_fps": 4}
 
     def __init__(self, config: CellConfig | dict | None = None, render_mode: str | None = None, **overrides: Any):
         check_cell_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_cells(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
+        self._window = None
+        if render_mode == "human":  # one window for every episode's cell
+            from .render import HumanWindow
+
+            self._window = HumanWindow(self.metadata["render_fps"])
         base, k_max = self.config.base, self.config.k_max
         self.action_space = spaces.MultiDiscrete(np.full(k_max, base.gamma_max + 1, dtype=np.int64))
         size = k_max * row_size(base) + GLOBAL_FEATURES + 1
@@ -257,8 +262,10 @@ class MultiSpinCellsEnv(gym.Env):
             self.config = reset_option_config(self.config, options["config"])
         self._seeds, ep_seed = episode_seed(self._seeds, seed)
         self.cell = draw_cell(self.config, cell_rng(ep_seed))
-        self._inner = MultiSpinEnv(self.cell, render_mode=self.render_mode)
+        self._inner = MultiSpinEnv(self.cell, render_mode="rgb_array" if self._window else self.render_mode)
         obs, _ = self._inner.reset(seed=ep_seed)
+        if self._window is not None:
+            self._window.show(self._inner.render())
         return self._observe(obs), {"num_devices": self.cell.num_devices}
 
     def step(self, action):
@@ -275,6 +282,8 @@ class MultiSpinCellsEnv(gym.Env):
             if isinstance(val, np.ndarray) and val.shape == (k,) and pad:
                 info[key] = np.pad(val, (0, pad))
         info["num_devices"] = k
+        if self._window is not None:
+            self._window.show(self._inner.render())
         return self._observe(obs), reward, term, trunc, info
 
     def what_if(self, action) -> tuple[float, float]:
@@ -321,11 +330,19 @@ class MultiSpinCellsEnv(gym.Env):
         return None if self._inner is None else self._inner.state
 
     def render(self):
-        if self.render_mode is None:
+        """As :meth:`MultiSpinEnv.render` for the current cell (``"human"``: nothing; ``reset`` and
+        ``step`` show each round)."""
+        if self.render_mode is None or self._window is not None:
             return None
         if self._inner is None:
             raise RuntimeError("call reset() before render()")
         return self._inner.render()
+
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        if self._window is not None:
+            self._window.close()
+        super().close()
 
 
 def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:

@@ -78,8 +78,9 @@ class MultiSpinEnv(gym.Env):
 
     Args:
         config: a :class:`~msenv.config.SystemConfig`, a dict of its fields, or a preset name.
-        render_mode: ``None``, ``"rgb_array"`` (a picture of the last round, uint8
-            [360, 640, 3]; needs matplotlib) or ``"ansi"`` (one line of text).
+        render_mode: ``None``, ``"human"`` (each round's picture in a matplotlib window, shown
+            by ``reset`` and ``step``; needs a display), ``"rgb_array"`` (a picture of the last
+            round, uint8 [360, 640, 3]; needs matplotlib) or ``"ansi"`` (one line of text).
         **overrides: config fields to override (e.g. ``p_dl_dbm=20``); any other keyword
             raises ``TypeError`` as Python does.
 
@@ -87,7 +88,7 @@ class MultiSpinEnv(gym.Env):
     (except ``num_devices``/``gamma_max``, which fix the spaces).
     """
 
-    metadata = {"render_modes": ["rgb_array", "ansi"], "render_fps": 4}
+    metadata = {"render_modes": ["human", "rgb_array", "ansi"], "render_fps": 4}
 
     def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
@@ -99,6 +100,11 @@ class MultiSpinEnv(gym.Env):
         self._last: dict[str, Any] | None = None
         self._last_action: np.ndarray | None = None
         self._renderer = None
+        self._window = None
+        if render_mode == "human":
+            from .render import HumanWindow
+
+            self._window = HumanWindow(self.metadata["render_fps"])
 
     def _build_spaces(self) -> None:
         cfg = self.config
@@ -123,6 +129,8 @@ class MultiSpinEnv(gym.Env):
         self._ep_time = 0.0
         self._last = None
         self._last_action = None
+        if self._window is not None:
+            self._window.show(self._frame())
         return observe(self._state, self.config)[0], {}
 
     def step(self, action):
@@ -141,6 +149,8 @@ class MultiSpinEnv(gym.Env):
         self._last_action = gamma
         truncated = bool(self._state.t[0] >= self._length)
         reward = info["goodput"] * self._scale
+        if self._window is not None:
+            self._window.show(self._frame())
         return self._state.obs[0], reward, False, truncated, info  # the step wrote the next observation
 
     def what_if(self, action) -> tuple[float, float]:
@@ -181,17 +191,14 @@ class MultiSpinEnv(gym.Env):
 
     def render(self):
         """``"rgb_array"``: uint8 [360, 640, 3] picture of the last round (see
-        :mod:`msenv.render`); ``"ansi"``: one line of text; ``None``: nothing."""
-        if self.render_mode is None:
+        :mod:`msenv.envs.render`); ``"ansi"``: one line of text; ``"human"`` and ``None``: nothing
+        (in ``"human"`` mode ``reset`` and ``step`` show each round themselves)."""
+        if self.render_mode is None or self.render_mode == "human":
             return None
         if self._state is None:
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
-            if self._renderer is None:
-                from .render import RoundRenderer
-
-                self._renderer = RoundRenderer(self.config.distance_range_m[1])
-            return self._renderer.frame(self._state.distance[0], int(self._state.t[0]), self._last_action, self._last)
+            return self._frame()
         if self._last is None:
             return "msenv: no round played yet\n"
         i = self._last
@@ -201,6 +208,19 @@ class MultiSpinEnv(gym.Env):
             f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
             f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
         )
+
+    def _frame(self) -> np.ndarray:
+        if self._renderer is None:
+            from .render import RoundRenderer
+
+            self._renderer = RoundRenderer(self.config.distance_range_m[1])
+        return self._renderer.frame(self._state.distance[0], int(self._state.t[0]), self._last_action, self._last)
+
+    def close(self) -> None:
+        """Close the ``"human"`` window, if one is open."""
+        if self._window is not None:
+            self._window.close()
+        super().close()
 
 
 def config_from_options(current: SystemConfig, options: dict[str, Any]) -> SystemConfig:

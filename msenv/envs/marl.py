@@ -39,7 +39,7 @@ REWARD_MODES = ("shared", "per_device")
 class MultiSpinParallelEnv(ParallelEnv):
     """Each device is an agent (see module docstring)."""
 
-    metadata = {"name": "msenv_multispin_v0", "render_modes": ["rgb_array", "ansi"], "is_parallelizable": True}
+    metadata = {"name": "msenv_multispin_v0", "render_modes": ["human", "rgb_array", "ansi"], "is_parallelizable": True}
 
     def __init__(self, config: SystemConfig | dict | str | None = None, reward: str = "shared",
                  render_mode: str | None = None, **overrides: Any) -> None:

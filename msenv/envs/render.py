@@ -120,3 +120,55 @@ def _circle(radius: float):
     from matplotlib.patches import Circle
 
     return Circle((0.0, 0.0), radius, fill=False, color=(0.85, 0.85, 0.85), lw=0.6)
+
+
+#: matplotlib's backends that draw into files or arrays only: none can open a window
+NON_INTERACTIVE = ("agg", "cairo", "pdf", "pgf", "ps", "svg", "template")
+
+
+def display_problem() -> str | None:
+    """None when ``render_mode="human"`` can show frames here (matplotlib with an interactive
+    backend); else why not, in words."""
+    try:
+        import matplotlib
+    except ImportError:
+        return "it needs matplotlib (pip install 'msenv[render]')"
+    backend = str(matplotlib.get_backend()).lower()
+    if backend in NON_INTERACTIVE:
+        return (f"matplotlib's backend here is {backend!r}, which cannot open a window (no display, or "
+                "MPLBACKEND=Agg); run with a display and an interactive backend (e.g. MPLBACKEND=TkAgg)")
+    return None
+
+
+class HumanWindow:
+    """``render_mode="human"``: each round's frame (:class:`RoundRenderer`) in a matplotlib window,
+    shown for 1/``fps`` s."""
+
+    def __init__(self, fps: float) -> None:
+        problem = display_problem()
+        if problem:
+            raise RuntimeError(f"render_mode='human' shows each round in a matplotlib window, but {problem}; "
+                               "allowed here: render_mode='rgb_array' (frames as arrays, which Gymnasium's "
+                               "RecordVideo saves) or 'ansi'")
+        import matplotlib.pyplot as plt
+
+        self.plt, self.pause, self.fig, self.image = plt, 1.0 / fps, None, None
+
+    def show(self, frame: np.ndarray) -> None:
+        """Show ``frame`` (uint8 [H, W, 3]), opening the window on the first call."""
+        plt = self.plt
+        if self.fig is None or not plt.fignum_exists(self.fig.number):
+            self.fig, ax = plt.subplots(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
+            ax.set_axis_off()
+            self.fig.subplots_adjust(0, 0, 1, 1)
+            self.image = ax.imshow(frame)
+            plt.show(block=False)
+        else:
+            self.image.set_data(frame)
+            self.fig.canvas.draw_idle()
+        plt.pause(self.pause)
+
+    def close(self) -> None:
+        if self.fig is not None:
+            self.plt.close(self.fig)
+            self.fig = None
