@@ -37,6 +37,8 @@ extensions = [
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
 myst_heading_anchors = 3
+# no typographic dashes or quotes: "--policy set" and "qwen2.5" must stay as typed, pasteable
+smartquotes = False
 exclude_patterns = ["_build", "figures", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
 html_theme = "furo"

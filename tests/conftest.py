@@ -34,3 +34,19 @@ def built_site(tmp_path_factory) -> tuple[Path, dict]:
                                 str(root / "docs"), str(html)], capture_output=True, text=True, timeout=900, cwd=root)
             done.write_text(json.dumps({"returncode": r.returncode, "stderr": r.stderr}))
     return html, json.loads(done.read_text())
+
+
+@pytest.fixture
+def display(monkeypatch):
+    """A stand-in for a desktop session (as SDL's dummy driver is for pygame): matplotlib reports an
+    interactive backend, and showing a window or pausing does nothing, so that ``render_mode="human"``
+    — which Gymnasium's ``check_env`` makes an env with — runs headless. Returns the calls of
+    ``plt.show`` and ``plt.pause``."""
+    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    calls = {"show": [], "pause": []}
+    monkeypatch.setattr(matplotlib, "get_backend", lambda: "tkagg")
+    monkeypatch.setattr(plt, "show", lambda *a, **k: calls["show"].append(1))
+    monkeypatch.setattr(plt, "pause", lambda s: calls["pause"].append(s))
+    return calls

@@ -144,7 +144,7 @@ def test_unknown_keywords_and_locked_reset_options():
     assert CellConfig.from_dict(env.config.to_dict()) == env.config
 
 
-def test_library_checks_make_vec_and_extreme_cells():
+def test_library_checks_make_vec_and_extreme_cells(display):
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check
 

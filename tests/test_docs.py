@@ -280,3 +280,18 @@ def test_the_house_picture_shows_every_module_on_its_floor(generated):
         for p in (ROOT / "msenv" / layer).glob("*.py"):
             if p.name != "__init__.py":
                 assert re.search(rf"(^|[ ·]){p.stem}([ ·]|$)", shown), p
+
+
+def test_the_env_pages_list_config_fields_by_their_flat_names(generated):
+    """Each id page's table of the fields it changes names config fields (``--set`` names), never a
+    config group."""
+    from msenv.config import FIELD_NAMES, GROUPS
+    from msenv.envs.cells import CELL_FIELDS
+
+    for page in generated.glob("env-*.md"):
+        text = page.read_text()
+        if "| field | this id | default |" not in text:
+            continue
+        table = text.split("| field | this id | default |")[1].split("\n\n")[0]
+        names = re.findall(r"^\| `(\w+)` \|", table, flags=re.M)
+        assert names and set(names) <= FIELD_NAMES | set(CELL_FIELDS) and not set(names) & set(GROUPS), page.name

@@ -18,7 +18,7 @@ from msenv.model.reactive import MODE_NONE
 
 
 @pytest.mark.parametrize("env_id", list(ENV_IDS))
-def test_gymnasium_check_env_no_warnings(env_id):
+def test_gymnasium_check_env_no_warnings(env_id, display):
     env = gym.make(env_id)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -225,7 +225,7 @@ def test_render_ansi():
 
 
 @pytest.mark.parametrize("over", DYNAMIC)
-def test_dynamic_configs_pass_the_env_checkers_and_bound_the_obs(over):
+def test_dynamic_configs_pass_the_env_checkers_and_bound_the_obs(over, display):
     import warnings
 
     from gymnasium.utils.env_checker import check_env
@@ -244,7 +244,7 @@ def test_dynamic_configs_pass_the_env_checkers_and_bound_the_obs(over):
         assert set(info) == set(info_keys(env.config))
 
 
-def test_dynamic_ids_are_registered_and_pass_check_env():
+def test_dynamic_ids_are_registered_and_pass_check_env(display):
     import warnings
 
     from gymnasium.utils.env_checker import check_env

@@ -52,16 +52,10 @@ def test_human_rendering_without_a_display_is_refused_when_the_env_is_made(make,
         make()
 
 
-def test_human_rendering_shows_each_rounds_frame_in_one_window(monkeypatch):
+def test_human_rendering_shows_each_rounds_frame_in_one_window(display):
     """With an interactive backend, reset and every step show the round's picture — the
     ``rgb_array`` frame of the same round — in one matplotlib window for 1/render_fps s."""
-    matplotlib = pytest.importorskip("matplotlib")
-    import matplotlib.pyplot as plt
-
-    monkeypatch.setattr(matplotlib, "get_backend", lambda: "tkagg")  # as a desktop session has
-    shown, pauses = [], []
-    monkeypatch.setattr(plt, "show", lambda *a, **k: shown.append(1))
-    monkeypatch.setattr(plt, "pause", lambda s: pauses.append(s))
+    shown, pauses = display["show"], display["pause"]
     env = gym.make(ID, render_mode="human", **SMALL)
     twin = gym.make(ID, render_mode="rgb_array", **SMALL)
     window = env.unwrapped._window

@@ -148,15 +148,15 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 
     import msenv
     from msenv.engine import functional as F
-    from msenv.config import SystemConfig
+    from msenv.config import FIELD_ORDER, SystemConfig
     from msenv.engine.kinds import INFO_DOCS, engine_of, info_keys
     from msenv.engine.observation import feature_docs
 
     cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
     k, nf = cfg.num_devices, F.device_features(cfg)
     default = SystemConfig()
-    diff = [[f"`{f.name}`", _fmt(getattr(cfg, f.name)), _fmt(getattr(default, f.name))]
-            for f in dataclasses.fields(cfg) if getattr(cfg, f.name) != getattr(default, f.name)]
+    diff = [[f"`{name}`", _fmt(getattr(cfg, name)), _fmt(getattr(default, name))]
+            for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
     dev, glob = feature_docs(cfg)
     obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
     info_rows = [[f"`{key}`", INFO_DOCS[key]] for key in info_keys(cfg)]
@@ -210,7 +210,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
     from msenv.envs.cells import CELL_FIELDS, CellConfig, K_SCALE
-    from msenv.config import SystemConfig, field_docs
+    from msenv.config import FIELD_ORDER, SystemConfig, field_docs
     from msenv.envs.env import INFO_DOCS, info_keys
     from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
 
@@ -219,8 +219,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     docs = field_docs(CellConfig)
     gen_rows = [[f"`{n}`", _fmt(cells.base.preset if n == "base" else getattr(cells, n)),
                  _fmt(getattr(CellConfig(), n)) if n != "base" else "`SystemConfig()`", docs[n]] for n in CELL_FIELDS]
-    diff = [[f"`{f.name}`", _fmt(getattr(base, f.name)), _fmt(getattr(default, f.name))]
-            for f in dataclasses.fields(base) if getattr(base, f.name) != getattr(default, f.name)]
+    diff = [[f"`{name}`", _fmt(getattr(base, name)), _fmt(getattr(default, name))]
+            for name in FIELD_ORDER if getattr(base, name) != getattr(default, name)]
     nf = device_features(base)
     dev, glob = feature_docs(base)
     dev[DS.speed] = "tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in every cell"
