@@ -295,3 +295,32 @@ def test_the_env_pages_list_config_fields_by_their_flat_names(generated):
         table = text.split("| field | this id | default |")[1].split("\n\n")[0]
         names = re.findall(r"^\| `(\w+)` \|", table, flags=re.M)
         assert names and set(names) <= FIELD_NAMES | set(CELL_FIELDS) and not set(names) & set(GROUPS), page.name
+
+
+def test_the_extras_table_names_every_extra_and_no_other():
+    """getting-started's table of extras and pyproject.toml's extras are the same set."""
+    import tomllib
+
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    text = (DOCS / "getting-started.md").read_text()
+    table = text.split("| extra | for |")[1].split("\n\n")[0]
+    named = set(re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M))
+    assert named == extras - {"all"}, (named ^ (extras - {"all"}))
+    for page in _pages():
+        for extra in re.findall(r"msenv\[([\w,-]+)\]|-e \"?\.\[([\w,-]+)\]", page.read_text()):
+            for name in ",".join(e for e in extra if e).split(","):
+                assert name in extras, (page.name, name)
+
+
+def test_every_env_page_opens_with_its_summary_box_and_has_a_baselines_table(generated):
+    """As Gymnasium's env pages: the spaces, reward, episode and import line first (read from the env
+    itself), and — as README promises — every id's page has its baselines table."""
+    import gymnasium as gym
+
+    for env_id in [*msenv.ENV_IDS, *msenv.CELL_IDS]:
+        text = (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
+        head = text.split("\n## ")[0]
+        assert ":::{container} summary-box" in head, env_id
+        env = gym.make(env_id).unwrapped
+        assert f"`{env.observation_space}`" in head and f"* {env.action_space.shape[0]})`" in head, env_id
+        assert "\n## Baselines" in text, env_id

@@ -143,6 +143,55 @@ def history_section(env_id: str) -> str:
             + _table(["msenv", "this id"], rows))
 
 
+def summary_box(env_id: str) -> str:
+    """The box at the top of an id's page, as Gymnasium's env pages have: the spaces (read from the
+    env itself), the reward, the episode and the import line."""
+    import gymnasium as gym
+
+    env = gym.make(env_id).unwrapped
+    cfg = msenv_config(env_id)
+    base = getattr(cfg, "base", cfg)
+    nvec = env.action_space.nvec
+    action = (f"MultiDiscrete([{nvec[0]}] * {len(nvec)})" if len(set(nvec.tolist())) == 1 else str(env.action_space))
+    rows = [["Action space", f"`{action}` (a draft length per device slot)"],
+            ["Observation space", f"`{env.observation_space}`"],
+            ["Reward", f"the round's goodput Σ_k N_k / T (tokens/s) × `reward_scale` ({base.reward_scale:g})"],
+            ["Episode", f"{base.episode_length} rounds, then truncated (never terminated)"],
+            ["Import", f'`gym.make("{env_id}")` after `import msenv`']]
+    env.close()
+    return ":::{container} summary-box\n" + _table(["", ""], rows) + ":::\n"
+
+
+def msenv_config(env_id: str):
+    import msenv
+
+    return msenv.env_config(env_id)
+
+
+#: the committed result file whose scores a cell-generator id's page shows
+CELL_SUITE = "cells-in-v1"
+
+
+def cells_baselines_section(env_id: str) -> str:
+    """The Cells id's baselines table: every method of the suite's committed result file, its IQM
+    of throughput relative to the greedy and charged its decision time, with 95% intervals (the
+    leaderboard's numbers, through the same role as the results pages)."""
+    import json
+
+    doc = json.loads((DOCS / "leaderboard" / f"{CELL_SUITE}.json").read_text())
+    rows = []
+    for label, m in doc["methods"].items():
+        runs = m.get("runs", 1)
+        rows.append([f"`{label}`", "agent" if m.get("kind") == "agent" else "controller", str(runs),
+                     f"{{iqm}}`{CELL_SUITE} {label} throughput`", f"{{iqm}}`{CELL_SUITE} {label} realtime`"])
+    return (f"## Baselines table\n\nThe test suite `{CELL_SUITE}` ({doc['suite']['description']}) — IQM of throughput "
+            "relative to the paper's greedy, 95% intervals over training seeds and test episodes (the "
+            "[leaderboard](leaderboard.md); `python -m baselines.benchmark --suite "
+            f"{CELL_SUITE}` and the file's own command reproduce it). *Charged its decision time*: the same with "
+            "each decision's wall time added to its round.\n\n"
+            + _table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
+
+
 def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
@@ -177,7 +226,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
                  "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
                  "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
     parts = [
-        f"# `{env_id}`\n\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
+        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
         f'env = gym.make("{env_id}")  # any config field as a keyword\n'
         "# a batched vector env: every env in one array call\n"
@@ -233,7 +282,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
-        f"# `{env_id}`\n\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
+        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
         "A cell generator: every episode draws a new cell — its number of devices K, its drafting "
         "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
         "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
@@ -270,6 +319,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
         f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
         "vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        cells_baselines_section(env_id),
         history_section(env_id),
     ])
 
