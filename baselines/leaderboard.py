@@ -146,4 +146,44 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
     return "\n".join(parts)
 
 
-__all__ = ["load_results", "markdown"]
+
+def build_parser():
+    """The command line of ``python -m baselines.leaderboard``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(
+        prog="python -m baselines.leaderboard",
+        description="Check every result file of a folder (scores, intervals, the agents' decision files) and write "
+                    "the leaderboard page of its rows. The site's leaderboard is this page of docs/leaderboard/, "
+                    "built with the docs.")
+    ap.add_argument("folder", help="a folder of result files (python -m baselines.benchmark --out FOLDER)")
+    ap.add_argument("--out", metavar="FILE", help="write the page here (default: print it)")
+    ap.add_argument("--root", default=".", metavar="DIR",
+                    help="the folder the result files' agent paths are relative to (default: the current one)")
+    return ap
+
+
+def main(argv=None) -> str:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    try:
+        results = load_results(args.folder, root=args.root)
+    except ValueError as e:
+        ap.error(str(e))
+    page = "# Leaderboard\n\n" + markdown(results)
+    if args.out is None:
+        print(page)
+    else:
+        from .report import atomic_write
+
+        atomic_write(args.out, lambda fh: fh.write(page.encode()))
+        rows = sum(len(doc["methods"]) for _, doc in results)
+        print(f"wrote {args.out}: {len(results)} result file(s), {rows} rows")
+    return page
+
+
+__all__ = ["build_parser", "load_results", "main", "markdown"]
+
+
+if __name__ == "__main__":
+    main()

@@ -157,6 +157,7 @@ CLI_MODULES = {
     "benchmarks.vector": "benchmarks.vector", "benchmarks.threads": "benchmarks.threads",
     "experiments.ppo_settings": "experiments.ppo_settings",
     "baselines.benchmark": "baselines.benchmark", "agents.convert": "agents.convert",
+    "baselines.leaderboard": "baselines.leaderboard", "benchmarks.shells": "benchmarks.shells",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
     "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
 }

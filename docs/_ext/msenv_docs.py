@@ -26,6 +26,7 @@ CLIS = (
     ("python train.py", "train", "train"),
     ("python -m baselines.evaluate", "baselines.evaluate", "evaluate"),
     ("python -m baselines.benchmark", "baselines.benchmark", "benchmark"),
+    ("python -m baselines.leaderboard", "baselines.leaderboard", "leaderboard"),
     ("python -m agents.convert", "agents.convert", "convert"),
     ("python -m experiments", "experiments.__main__", "experiments"),
     ("python -m agents.tune", "agents.tune", "tune"),
