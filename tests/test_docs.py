@@ -325,3 +325,14 @@ def test_every_env_page_opens_with_its_summary_box_and_has_a_baselines_table(gen
         env = gym.make(env_id).unwrapped
         assert f"`{env.observation_space}`" in head and f"* {env.action_space.shape[0]})`" in head, env_id
         assert "\n## Baselines" in text, env_id
+
+
+def test_no_escaped_underscore_inside_math():
+    """MathJax shows ``\\_`` inside ``\\text{…}`` as a backslash and an underscore: a field name in
+    a formula is written beside it, in code, not escaped into it."""
+    bad = []
+    for page in _pages():
+        for m in re.finditer(r"\$\$?[^$]+\$\$?", page.read_text()):
+            if "\\_" in m.group(0):
+                bad.append(f"{page.name}: {m.group(0)[:60]}")
+    assert not bad, bad
