@@ -96,15 +96,20 @@ def _padded_cells_rows(u, n_draws, k, live, alpha, t_draft, beta, g_ul, g_dl, p_
                     np.ascontiguousarray(static[r:r + 1, : kr * f + n_glob]), o_ints, o_reals, o_rej, o_modes,
                     o_round, o_obs)
         # the row's outputs, as [K] vectors (its batch has one row), into row r's first K slots
-        for j in range(_ROUND_INTS):
-            ints[j, r, :kr] = o_ints[j].reshape(kr)
-        reals[FR.dl_power, r, :kr] = o_reals[FR.dl_power].reshape(kr)
-        reals[FR.ul_delay, r, :kr] = o_reals[FR.ul_delay].reshape(kr)
-        g_ul[r, :kr] = o_reals[FR.g_ul_next].reshape(kr)
-        g_dl[r, :kr] = o_reals[FR.g_dl_next].reshape(kr)
-        rejected[r, :kr] = o_rej.reshape(kr)
-        modes[r, :kr] = o_modes.reshape(kr)
-        per_round[:, r] = o_round.reshape(_PER_ROUND)
+        # scalar loops over views of the row's blocks (slice assignments cost more in the compiled code)
+        oi, orl = o_ints.reshape(_STEP_INTS, kr), o_reals.reshape(_STEP_REALS, kr)
+        orj, omd, opr = o_rej.reshape(kr), o_modes.reshape(kr), o_round.reshape(_PER_ROUND)
+        for i in range(kr):
+            for j in range(_ROUND_INTS):
+                ints[j, r, i] = oi[j, i]
+            reals[FR.dl_power, r, i] = orl[FR.dl_power, i]
+            reals[FR.ul_delay, r, i] = orl[FR.ul_delay, i]
+            g_ul[r, i] = orl[FR.g_ul_next, i]
+            g_dl[r, i] = orl[FR.g_dl_next, i]
+            rejected[r, i] = orj[i]
+            modes[r, i] = omd[i]
+        for j in range(_PER_ROUND):
+            per_round[j, r] = opr[j]
         cell_obs = o_obs.reshape(kr * f + n_glob)
         obs[r] = template[r]
         for i in range(kr):
