@@ -72,8 +72,12 @@ def episode_seed(seeder: np.random.Generator | None, seed: int | None) -> tuple[
 def draw(gens: list[np.random.Generator], rows, out: np.ndarray, sizes: np.ndarray | None = None) -> np.ndarray:
     """Fill ``out[i]`` (its first ``sizes[i]`` entries) with generator ``i``'s next uniforms, for
     each row ``i`` of ``rows``: the one way a shell draws a step's randomness."""
-    for i in rows:
-        gens[i].random(out=out[i] if sizes is None else out[i, : sizes[i]])
+    if sizes is None:
+        for i in rows:
+            gens[i].random(out=out[i])
+    else:
+        for i in rows:
+            gens[i].random(out=out[i, : sizes[i]])
     return out
 
 
