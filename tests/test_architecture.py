@@ -116,9 +116,9 @@ def test_the_scan_catches_a_numbered_access():
 
 
 @pytest.mark.parametrize("table,index", [
-    (slots.RoundParams, slots.RP), (slots.StepParams, slots.SP), (slots.StepDraws, slots.SD),
-    (slots.Ints, slots.IR), (slots.Reals, slots.FR), (slots.PerRound, slots.PR), (slots.DynamicFloats, slots.DF),
-    (slots.DynamicFlags, slots.DB), (slots.ComplexRows, slots.CR), (slots.Moments, slots.MO),
+    (slots.RoundParams, slots.ROUND_PARAM), (slots.StepParams, slots.STEP_PARAM), (slots.StepDraws, slots.STEP_DRAW),
+    (slots.Ints, slots.INT_ROW), (slots.Reals, slots.REAL_ROW), (slots.PerRound, slots.PER_ROUND), (slots.DynamicFloats, slots.DYN_REAL),
+    (slots.DynamicFlags, slots.DYN_FLAG), (slots.ComplexRows, slots.COMPLEX_ROW), (slots.Moments, slots.MOMENT),
 ])
 def test_slot_tables_number_their_fields_in_order(table, index):
     assert tuple(index) == tuple(range(len(table._fields)))

@@ -26,7 +26,7 @@ from ..model._numeric import ufunc
 from ..config.system import SystemConfig
 from ..model.goodput import RoundResult, kernel_outputs, kernel_result, round_rows
 from .observation import NO_BELIEF, NO_CELLS, NO_FLOATS, belief_slots, gain_slots
-from ..model.slots import CR, DB, DF, IR, PR, RP, SD, SP
+from ..model.slots import COMPLEX_ROW, DYN_FLAG, DYN_REAL, INT_ROW, PER_ROUND, ROUND_PARAM, STEP_DRAW, STEP_PARAM
 from .state import REQUEST_POOL, State, links, step_constants, step_offsets
 
 
@@ -197,24 +197,24 @@ def round_rows_of(u, gamma, state, tables, out):
     flt, flags, hc, belief_next, obs = out.flt, out.flags, out.hc, out.belief_next, out.obs
     n, k = gamma.shape
     n_links = h.shape[1]
-    params, step = consts[: len(RP)], consts[len(RP):]
-    gm, redraw = step[SP.gauss_markov] != 0, step[SP.fading_redraw] != 0
-    independent, random_policy = step[SP.independent_links] != 0, step[SP.random_policy] != 0
-    belief_mode, alpha_mode, capped = int(step[SP.belief]), int(step[SP.alpha_mode]), step[SP.request_caps] != 0
-    cap, nf, statistical = int(step[SP.gamma_cap]), int(step[SP.device_features]), step[SP.statistical_csi] != 0
-    first_rej, left = ints[IR.first_rejection], ints[IR.tokens_left]
-    task_next, index_next = ints[IR.task], ints[IR.request_index]
-    gc_ul, gc_dl, gn_ul, gn_dl = flt[DF.g_ul_corr], flt[DF.g_dl_corr], flt[DF.g_ul_next], flt[DF.g_dl_next]
-    pa, pb, alpha_next, req_next = flt[DF.post_a], flt[DF.post_b], flt[DF.alpha_next], flt[DF.alpha_request_next]
-    done, hard_next = flags[DB.request_done], flags[DB.hard]
-    h_corr, h_next, w_next = hc[CR.h_corr], hc[CR.h_next], hc[CR.w_next]
-    acceptance.outcome_rows(u, offsets[SD.outcome], alpha, cap, first_rej)
+    params, step = consts[: len(ROUND_PARAM)], consts[len(ROUND_PARAM):]
+    gm, redraw = step[STEP_PARAM.gauss_markov] != 0, step[STEP_PARAM.fading_redraw] != 0
+    independent, random_policy = step[STEP_PARAM.independent_links] != 0, step[STEP_PARAM.random_policy] != 0
+    belief_mode, alpha_mode, capped = int(step[STEP_PARAM.belief]), int(step[STEP_PARAM.alpha_mode]), step[STEP_PARAM.request_caps] != 0
+    cap, nf, statistical = int(step[STEP_PARAM.gamma_cap]), int(step[STEP_PARAM.device_features]), step[STEP_PARAM.statistical_csi] != 0
+    first_rej, left = ints[INT_ROW.first_rejection], ints[INT_ROW.tokens_left]
+    task_next, index_next = ints[INT_ROW.task], ints[INT_ROW.request_index]
+    gc_ul, gc_dl, gn_ul, gn_dl = flt[DYN_REAL.g_ul_corr], flt[DYN_REAL.g_dl_corr], flt[DYN_REAL.g_ul_next], flt[DYN_REAL.g_dl_next]
+    pa, pb, alpha_next, req_next = flt[DYN_REAL.post_a], flt[DYN_REAL.post_b], flt[DYN_REAL.alpha_next], flt[DYN_REAL.alpha_request_next]
+    done, hard_next = flags[DYN_FLAG.request_done], flags[DYN_FLAG.hard]
+    h_corr, h_next, w_next = hc[COMPLEX_ROW.h_corr], hc[COMPLEX_ROW.h_next], hc[COMPLEX_ROW.w_next]
+    acceptance.outcome_rows(u, offsets[STEP_DRAW.outcome], alpha, cap, first_rej)
     if gm:  # T_cmp(γ) of each row (the round kernel computes the same again)
-        latency.latency_rows(gamma, t_draft, params[RP.t_verify_base_s], params[RP.t_verify_per_device_s],
-                             params[RP.t_verify_per_token_s], params[RP.t_verify_per_padded_token_s],
-                             params[RP.drafting_only] != 0, per_round[PR.t_draft], per_round[PR.t_verify])
+        latency.latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s], params[ROUND_PARAM.t_verify_per_device_s],
+                             params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s],
+                             params[ROUND_PARAM.drafting_only] != 0, per_round[PER_ROUND.t_draft], per_round[PER_ROUND.t_verify])
     for r in range(n):
-        t_cmp = per_round[PR.t_draft, r] + per_round[PR.t_verify, r]
+        t_cmp = per_round[PER_ROUND.t_draft, r] + per_round[PER_ROUND.t_verify, r]
         for i in range(k):
             if gm:
                 rho = channel.jakes_scalar(doppler[r, i], t_cmp)
@@ -224,18 +224,18 @@ def round_rows_of(u, gamma, state, tables, out):
                 gc_dl[r, i] = channel.power_gain_scalar(h_corr[r, n_links - 1, i], beta[r, i])
             else:
                 gc_ul[r, i], gc_dl[r, i] = g_ul[r, i], g_dl[r, i]
-    coins_at = offsets[SD.coins]
+    coins_at = offsets[STEP_DRAW.coins]
     coins = np.ascontiguousarray(u[:, coins_at:coins_at + k]) if random_policy else np.zeros((1, 1))
     caps = remaining if capped else np.zeros((0, 0), np.int64)
     round_rows(gamma, first_rej, t_draft, gc_ul, gc_dl, p_ul, p_dl, coins, caps, capped, params,
                ints, reals, rejected, modes, per_round)
-    served, accepted = ints[IR.served], ints[IR.accepted]
+    served, accepted = ints[INT_ROW.served], ints[INT_ROW.accepted]
     m = k * n_links
-    w_com, w_ahead, fading = offsets[SD.w_com], offsets[SD.w_next], offsets[SD.fading]
+    w_com, w_ahead, fading = offsets[STEP_DRAW.w_com], offsets[STEP_DRAW.w_next], offsets[STEP_DRAW.fading]
     for r in range(n):
         for i in range(k):
             if gm:
-                rho = channel.jakes_scalar(doppler[r, i], per_round[PR.t_com, r])
+                rho = channel.jakes_scalar(doppler[r, i], per_round[PER_ROUND.t_com, r])
                 for li in range(n_links):
                     j = li * k + i
                     wc = channel.complex_gain_scalar(u[r, w_com + j], u[r, w_com + m + j])
@@ -256,10 +256,10 @@ def round_rows_of(u, gamma, state, tables, out):
             else:
                 done[r, i] = False
             if alpha_mode == 2:  # the chain; a new request starts from its stationary law
-                u_sw = u[r, offsets[SD.switch] + i]
-                hard_next[r, i] = (u_sw < 0.5) if done[r, i] else (hard[r, i] != (u_sw >= step[SP.markov_stay]))
+                u_sw = u[r, offsets[STEP_DRAW.switch] + i]
+                hard_next[r, i] = (u_sw < 0.5) if done[r, i] else (hard[r, i] != (u_sw >= step[STEP_PARAM.markov_stay]))
                 alpha_next[r, i] = acceptance.markov_alpha_scalar(alpha_req[r, i], hard_next[r, i],
-                                                                  step[SP.markov_delta])
+                                                                  step[STEP_PARAM.markov_delta])
             elif alpha_mode == 1:
                 alpha_next[r, i] = alpha_req[r, i]
             else:
@@ -267,7 +267,7 @@ def round_rows_of(u, gamma, state, tables, out):
     if belief_mode == 2:
         g = belief.shape[2]
         acceptance.filter_rows(belief.reshape(n * k, g, 2), accepted.reshape(n * k), rejected.reshape(n * k),
-                               likelihoods, step[SP.filter_stay], belief_next.reshape(n * k, g, 2))
+                               likelihoods, step[STEP_PARAM.filter_stay], belief_next.reshape(n * k, g, 2))
     if alpha_mode > 0:
         pool, n_tasks = req_pool.shape[2], task_table.shape[0]
         for r in range(n):
@@ -281,13 +281,13 @@ def round_rows_of(u, gamma, state, tables, out):
                     t_new, left[r, i], u_alpha = int(req_pool[r, i, nxt - 1, 0]), int(req_pool[r, i, nxt - 1, 1]), \
                         req_pool[r, i, nxt - 1, 2]
                 else:  # past the pool: from this step's draws
-                    t_new = task_scalar(u[r, offsets[SD.task] + i], n_tasks)
-                    left[r, i] = acceptance.geometric_from_uniform_scalar(u[r, offsets[SD.length] + i],
+                    t_new = task_scalar(u[r, offsets[STEP_DRAW.task] + i], n_tasks)
+                    left[r, i] = acceptance.geometric_from_uniform_scalar(u[r, offsets[STEP_DRAW.length] + i],
                                                                           task_table[t_new, 2])
-                    u_alpha = u[r, offsets[SD.alpha] + i]
+                    u_alpha = u[r, offsets[STEP_DRAW.alpha] + i]
                 a_new = acceptance.beta_from_uniform_scalar(u_alpha, task_table[t_new, 0], task_table[t_new, 1])
                 task_next[r, i], req_next[r, i] = t_new, a_new
-                alpha_next[r, i] = acceptance.markov_alpha_scalar(a_new, hard_next[r, i], step[SP.markov_delta]) \
+                alpha_next[r, i] = acceptance.markov_alpha_scalar(a_new, hard_next[r, i], step[STEP_PARAM.markov_delta]) \
                     if alpha_mode == 2 else a_new
                 if belief_mode == 1:
                     pa[r, i], pb[r, i] = task_table[t_new, 0], task_table[t_new, 1]
@@ -324,8 +324,8 @@ def step(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> t
     n, k = gamma.shape
     gm, grid, dyn_alpha = s.h is not None, s.belief is not None, s.alpha_req is not None
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=4)
-    flt, flags = np.empty((len(DF), n, k)), np.empty((len(DB), n, k), np.bool_)
-    hc = np.empty((len(CR),) + s.h.shape, complex) if gm else NO_COMPLEX
+    flt, flags = np.empty((len(DYN_REAL), n, k)), np.empty((len(DYN_FLAG), n, k), np.bool_)
+    hc = np.empty((len(COMPLEX_ROW),) + s.h.shape, complex) if gm else NO_COMPLEX
     belief_next = np.empty_like(s.belief) if grid else NO_BELIEF
     obs = np.empty_like(s.static_obs)
     no_h = NO_COMPLEX[0]
@@ -337,19 +337,19 @@ def step(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> t
                     s.post_b if s.post_b is not None else NO_FLOATS, s.belief if grid else NO_BELIEF, s.static_obs)
     dynamic_rows(u, gamma, *inputs, *_constants(cfg), *outs, flt, flags, hc, belief_next, obs)
     res = kernel_result(ints, reals, rej, modes, per_round)
-    new = {"g_ul": flt[DF.g_ul_next], "g_dl": flt[DF.g_dl_next], "alpha": flt[DF.alpha_next], "t": s.t + 1,
+    new = {"g_ul": flt[DYN_REAL.g_ul_next], "g_dl": flt[DYN_REAL.g_dl_next], "alpha": flt[DYN_REAL.alpha_next], "t": s.t + 1,
            "obs": obs}
     if gm:
-        new.update(h=hc[CR.h_next], w=hc[CR.w_next])
-    info = {"alpha": s.alpha, "g_ul_corr": flt[DF.g_ul_corr], "g_dl_corr": flt[DF.g_dl_corr]}
+        new.update(h=hc[COMPLEX_ROW.h_next], w=hc[COMPLEX_ROW.w_next])
+    info = {"alpha": s.alpha, "g_ul_corr": flt[DYN_REAL.g_ul_corr], "g_dl_corr": flt[DYN_REAL.g_dl_corr]}
     if dyn_alpha:
-        info["request_done"] = flags[DB.request_done]
-        new.update(task=ints[IR.task], alpha_req=flt[DF.alpha_request_next], remaining=ints[IR.tokens_left],
-                   req_index=ints[IR.request_index])
+        info["request_done"] = flags[DYN_FLAG.request_done]
+        new.update(task=ints[INT_ROW.task], alpha_req=flt[DYN_REAL.alpha_request_next], remaining=ints[INT_ROW.tokens_left],
+                   req_index=ints[INT_ROW.request_index])
         if s.hard is not None:
-            new["hard"] = flags[DB.hard]
+            new["hard"] = flags[DYN_FLAG.hard]
     if s.post_a is not None:
-        new.update(post_a=flt[DF.post_a], post_b=flt[DF.post_b])
+        new.update(post_a=flt[DYN_REAL.post_a], post_b=flt[DYN_REAL.post_b])
     elif grid:
         new["belief"] = belief_next
     res.__dict__["info"] = info

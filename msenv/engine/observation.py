@@ -36,7 +36,7 @@ from numba import njit
 from ..model import acceptance
 from ..model._numeric import ufunc
 from ..config.system import SystemConfig
-from ..model.slots import MO
+from ..model.slots import MOMENT
 
 
 
@@ -123,7 +123,7 @@ def belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, g
     mean α (or α itself when observed), then 2·sd of the belief, 2·P(hard) − 1 (grid belief) and
     tanh(f_D / 10 Hz) (Gauss–Markov). ``mode``: ``acceptance.BELIEF_CODES``."""
     b, k = alpha.shape
-    moments = np.empty((len(MO), b * k))
+    moments = np.empty((len(MOMENT), b * k))
     if mode == 2:
         acceptance.moment_rows(belief.reshape(b * k, belief.shape[2], 2), cells, moments)
     for r in range(b):
@@ -137,9 +137,9 @@ def belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, g
                 col += 1
             elif mode == 2:
                 d = r * k + i
-                out[r, j + DS.alpha] = moments[MO.mean, d]
-                out[r, col] = min(2.0 * moments[MO.sd, d], 1.0)
-                out[r, col + 1] = 2.0 * moments[MO.p_hard, d] - 1.0
+                out[r, j + DS.alpha] = moments[MOMENT.mean, d]
+                out[r, col] = min(2.0 * moments[MOMENT.sd, d], 1.0)
+                out[r, col + 1] = 2.0 * moments[MOMENT.p_hard, d] - 1.0
                 col += 2
             else:
                 out[r, j + DS.alpha] = alpha[r, i]

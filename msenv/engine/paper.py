@@ -11,7 +11,7 @@ from numba import njit
 from ..config.system import SystemConfig
 from ..model import acceptance, channel
 from ..model.goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
-from ..model.slots import FR, IR, PR, RP, SP
+from ..model.slots import REAL_ROW, INT_ROW, PER_ROUND, ROUND_PARAM, STEP_PARAM
 from .observation import DS, device_features, gain_slots
 from .state import State, step_constants
 
@@ -26,10 +26,10 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
     ``consts``: :func:`msenv.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
     observation (``static_obs`` with its gain slots) into ``obs``."""
     n, k = gamma.shape
-    params, step = consts[: len(RP)], consts[len(RP):]
-    cap, redraw = int(step[SP.gamma_cap]), step[SP.fading_redraw] != 0
-    independent, random_policy = step[SP.independent_links] != 0, step[SP.random_policy] != 0
-    first_rej, g_ul_next, g_dl_next = ints[IR.first_rejection], reals[FR.g_ul_next], reals[FR.g_dl_next]
+    params, step = consts[: len(ROUND_PARAM)], consts[len(ROUND_PARAM):]
+    cap, redraw = int(step[STEP_PARAM.gamma_cap]), step[STEP_PARAM.fading_redraw] != 0
+    independent, random_policy = step[STEP_PARAM.independent_links] != 0, step[STEP_PARAM.random_policy] != 0
+    first_rej, g_ul_next, g_dl_next = ints[INT_ROW.first_rejection], reals[REAL_ROW.g_ul_next], reals[REAL_ROW.g_dl_next]
     acceptance.outcome_rows(u, 0, alpha, cap, first_rej)
     # contiguous arguments: the same compiled round kernel as evaluate_round's (one compilation)
     coins = np.ascontiguousarray(u[:, u.shape[1] - k:]) if random_policy else np.zeros((1, 1))
@@ -42,7 +42,7 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
             else:
                 g_ul_next[r, i], g_dl_next[r, i] = channel.block_fading_scalar(u[r], k, i, k, beta[r, i], independent)
     obs[:] = static_obs
-    gain_slots(obs, g_ul_next, g_dl_next, int(step[SP.device_features]), step[SP.statistical_csi] != 0)
+    gain_slots(obs, g_ul_next, g_dl_next, int(step[STEP_PARAM.device_features]), step[STEP_PARAM.statistical_csi] != 0)
 
 
 def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> tuple[State, RoundResult]:
@@ -55,12 +55,12 @@ def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, step_constants(cfg), s.static_obs, *outs, obs)
     new = object.__new__(State)  # State.evolve, inlined on the paper step's hot path
     new.__dict__.update(s.__dict__)
-    new.__dict__.update(g_ul=reals[FR.g_ul_next], g_dl=reals[FR.g_dl_next], t=s.t + 1, obs=obs)
+    new.__dict__.update(g_ul=reals[REAL_ROW.g_ul_next], g_dl=reals[REAL_ROW.g_dl_next], t=s.t + 1, obs=obs)
     return new, kernel_result(ints, reals, rej, modes, per_round)
 
 
 # the blocks' sizes as plain ints for the compiled code: the paper step's (kernel_outputs(…, extra=2))
-_ROUND_INTS, _STEP_INTS, _STEP_REALS, _PER_ROUND = len(RoundInts), len(RoundInts) + 2, len(RoundReals) + 2, len(PR)
+_ROUND_INTS, _STEP_INTS, _STEP_REALS, _PER_ROUND = len(RoundInts), len(RoundInts) + 2, len(RoundReals) + 2, len(PER_ROUND)
 
 
 @njit(cache=True, error_model="numpy")
@@ -102,10 +102,10 @@ def _padded_cells_rows(u, n_draws, k, live, alpha, t_draft, beta, g_ul, g_dl, p_
         for i in range(kr):
             for j in range(_ROUND_INTS):
                 ints[j, r, i] = oi[j, i]
-            reals[FR.dl_power, r, i] = orl[FR.dl_power, i]
-            reals[FR.ul_delay, r, i] = orl[FR.ul_delay, i]
-            g_ul[r, i] = orl[FR.g_ul_next, i]
-            g_dl[r, i] = orl[FR.g_dl_next, i]
+            reals[REAL_ROW.dl_power, r, i] = orl[REAL_ROW.dl_power, i]
+            reals[REAL_ROW.ul_delay, r, i] = orl[REAL_ROW.ul_delay, i]
+            g_ul[r, i] = orl[REAL_ROW.g_ul_next, i]
+            g_dl[r, i] = orl[REAL_ROW.g_dl_next, i]
             rejected[r, i] = orj[i]
             modes[r, i] = omd[i]
         for j in range(_PER_ROUND):

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from ._numeric import pairwise_sum, scipy_special, ufunc
-from .slots import MO
+from .slots import MOMENT
 
 
 def _first_rejection(u, alpha, cap):
@@ -228,9 +228,9 @@ def moment_rows(belief, alpha_cells, out):
                 mean += p * a
                 second += p * (a * a)
             hard += belief[d, j, 1]
-        out[MO.mean, d] = mean
-        out[MO.sd, d] = math.sqrt(max(second - mean * mean, 0.0))
-        out[MO.p_hard, d] = hard
+        out[MOMENT.mean, d] = mean
+        out[MOMENT.sd, d] = math.sqrt(max(second - mean * mean, 0.0))
+        out[MOMENT.p_hard, d] = hard
 
 
 def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -239,8 +239,8 @@ def filter_moments(belief: np.ndarray, alpha_cells: np.ndarray) -> tuple[np.ndar
     lead, g = belief.shape[:-2], belief.shape[-2]
     out = np.empty((3, math.prod(lead)))
     moment_rows(np.ascontiguousarray(belief).reshape(-1, g, 2), alpha_cells, out)
-    out = out.reshape((len(MO),) + lead)
-    return out[MO.mean], out[MO.sd], out[MO.p_hard]
+    out = out.reshape((len(MOMENT),) + lead)
+    return out[MOMENT.mean], out[MOMENT.sd], out[MOMENT.p_hard]
 
 
 #: codes of ``cfg.belief`` in the compiled kernels: none (α observed), Beta posterior, chain filter

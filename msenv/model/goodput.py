@@ -18,7 +18,7 @@ from . import acceptance, latency, reactive
 from ._numeric import as_flat, as_rows
 from .latency import latency_rows
 from ..config.system import SystemConfig
-from .slots import FR, IR, PR, Ints, Reals, RoundParams, RP, pack
+from .slots import REAL_ROW, INT_ROW, PER_ROUND, Ints, Reals, RoundParams, ROUND_PARAM, pack
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,8 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
     ``ints`` [≥ 3, N, K] (tokens, served, accepted), ``reals`` [≥ 2, N, K] (DL power, UL delay),
     ``per_round`` [6, N] (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
     n, k = gamma.shape
-    drafting_only = params[RP.drafting_only] != 0.0
-    tokens, served, accepted = ints[IR.tokens], ints[IR.served], ints[IR.accepted]
+    drafting_only = params[ROUND_PARAM.drafting_only] != 0.0
+    tokens, served, accepted = ints[INT_ROW.tokens], ints[INT_ROW.served], ints[INT_ROW.accepted]
     for r in range(n):
         for i in range(k):
             g = gamma[r, i]
@@ -93,12 +93,12 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
             accepted[r, i] = a
             rejected[r, i] = acceptance.rejected_scalar(f, g)
             served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
-    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[RP.n0_ul_w_hz], params[RP.n0_dl_w_hz],
-                        params[RP.bandwidth_hz], params[RP.payload_bits], int(params[RP.policy]), False, True, modes,
-                        reals[FR.dl_power], reals[FR.ul_delay], per_round[PR.t_com])
-    latency_rows(gamma, t_draft, params[RP.t_verify_base_s], params[RP.t_verify_per_device_s],
-                 params[RP.t_verify_per_token_s], params[RP.t_verify_per_padded_token_s], drafting_only,
-                 per_round[PR.t_draft], per_round[PR.t_verify])
+    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[ROUND_PARAM.n0_ul_w_hz], params[ROUND_PARAM.n0_dl_w_hz],
+                        params[ROUND_PARAM.bandwidth_hz], params[ROUND_PARAM.payload_bits], int(params[ROUND_PARAM.policy]), False, True, modes,
+                        reals[REAL_ROW.dl_power], reals[REAL_ROW.ul_delay], per_round[PER_ROUND.t_com])
+    latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s], params[ROUND_PARAM.t_verify_per_device_s],
+                 params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s], drafting_only,
+                 per_round[PER_ROUND.t_draft], per_round[PER_ROUND.t_verify])
     for r in range(n):
         total = 0
         for i in range(k):
@@ -107,10 +107,10 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
                 tok = min(tok, cap[r if cap.shape[0] > 1 else 0, i])
             tokens[r, i] = tok
             total += tok
-        t = per_round[PR.t_draft, r] + per_round[PR.t_verify, r] + per_round[PR.t_com, r]
-        per_round[PR.latency, r] = t
-        per_round[PR.goodput, r] = total / t
-        per_round[PR.total_tokens, r] = total
+        t = per_round[PER_ROUND.t_draft, r] + per_round[PER_ROUND.t_verify, r] + per_round[PER_ROUND.t_com, r]
+        per_round[PER_ROUND.latency, r] = t
+        per_round[PER_ROUND.goodput, r] = total / t
+        per_round[PER_ROUND.total_tokens, r] = total
 
 
 def evaluate_round(
@@ -152,8 +152,8 @@ def evaluate_round(
 
 # the slots of kernel_result as plain ints: it runs on every step, where each NamedTuple attribute
 # lookup would cost ≈ 15 ns more
-_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = IR.tokens, IR.served, IR.accepted, FR.dl_power, FR.ul_delay
-_T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PR
+_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = INT_ROW.tokens, INT_ROW.served, INT_ROW.accepted, REAL_ROW.dl_power, REAL_ROW.ul_delay
+_T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PER_ROUND
 
 
 def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundResult:
@@ -164,7 +164,7 @@ def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundRe
         ints = ints[: len(RoundInts)].reshape((len(RoundInts),) + lead + (k,))
         reals = reals[: len(RoundReals)].reshape((len(RoundReals),) + lead + (k,))
         rejected, modes = rejected.reshape(lead + (k,)), modes.reshape(lead + (k,))
-        per_round = per_round.reshape((len(PR),) + lead)
+        per_round = per_round.reshape((len(PER_ROUND),) + lead)
     res = object.__new__(RoundResult)  # frozen-dataclass construction without its per-field cost
     res.__dict__.update(tokens=ints[_TOKENS], accepted=ints[_ACCEPTED], rejected=rejected, modes=modes,
                         dl_power=reals[_DL_POWER], ul_delay=reals[_UL_DELAY], t_draft=per_round[_T_DRAFT],
@@ -179,7 +179,7 @@ def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:
     rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.slots.Ints`,
     :class:`~msenv.slots.Reals`)."""
     return (np.empty((len(RoundInts) + extra, n, k), np.int64), np.empty((len(RoundReals) + extra, n, k)),
-            np.empty((n, k), np.bool_), np.empty((n, k), np.int8), np.empty((len(PR), n)))
+            np.empty((n, k), np.bool_), np.empty((n, k), np.int8), np.empty((len(PER_ROUND), n)))
 
 
 #: the rows of the int and float output blocks the round kernel writes

@@ -3,7 +3,7 @@
 The kernels take their constants and outputs as a few packed arrays (one argument each, which
 keeps numba's per-call dispatch cheap) and address them by name: a block's table is a
 ``NamedTuple`` whose fields name the slots in order, and the module-level instance of that
-table holding ``0, 1, 2, …`` is the index of each slot — ``params[RP.bandwidth_hz]``, never
+table holding ``0, 1, 2, …`` is the index of each slot — ``params[ROUND_PARAM.bandwidth_hz]``, never
 ``params[2]``. Numba reads such a global tuple as a compile-time constant, so a named slot
 costs nothing inside compiled code (vectorbt's idiom). A block is built in one place from its
 table (:func:`pack`), so adding a slot is adding a field.
@@ -141,16 +141,19 @@ def _index(table: type) -> NamedTuple:
 
 
 #: slot indices of each table (compile-time constants in the kernels)
-RP: RoundParams = _index(RoundParams)
-SP: StepParams = _index(StepParams)
-SD: StepDraws = _index(StepDraws)
-IR: Ints = _index(Ints)
-FR: Reals = _index(Reals)
-PR: PerRound = _index(PerRound)
-DF: DynamicFloats = _index(DynamicFloats)
-DB: DynamicFlags = _index(DynamicFlags)
-CR: ComplexRows = _index(ComplexRows)
-MO: Moments = _index(Moments)
+ROUND_PARAM: RoundParams = _index(RoundParams)
+STEP_PARAM: StepParams = _index(StepParams)
+STEP_DRAW: StepDraws = _index(StepDraws)
+INT_ROW: Ints = _index(Ints)
+REAL_ROW: Reals = _index(Reals)
+PER_ROUND: PerRound = _index(PerRound)
+DYN_REAL: DynamicFloats = _index(DynamicFloats)
+DYN_FLAG: DynamicFlags = _index(DynamicFlags)
+COMPLEX_ROW: ComplexRows = _index(ComplexRows)
+MOMENT: Moments = _index(Moments)
+#: the two-letter names of 0.5, kept for code that imports them
+RP, SP, SD, IR, FR, PR = ROUND_PARAM, STEP_PARAM, STEP_DRAW, INT_ROW, REAL_ROW, PER_ROUND
+DF, DB, CR, MO = DYN_REAL, DYN_FLAG, COMPLEX_ROW, MOMENT
 
 
 def pack(block: NamedTuple, dtype=float) -> np.ndarray:
