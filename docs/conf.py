@@ -42,7 +42,9 @@ smartquotes = False
 exclude_patterns = ["_build", "figures", "Thumbs.db", ".DS_Store"]
 templates_path: list[str] = []
 html_theme = "furo"
-html_title = f"msenv {release}"
+# the site documents the release plus whatever the changelog lists as unreleased: its title says so
+_unreleased = "\n## Unreleased\n" in (Path(__file__).parent / "changelog.md").read_text()
+html_title = f"msenv {release}" + ("+dev" if _unreleased else "")  # 0.5.0+dev: 0.5.0 and what came after it
 html_static_path: list[str] = ["_static"]
 html_css_files = ["msenv.css"]
 # Intersphinx from a local inventory only, so the build never needs the network (links still point
