@@ -44,7 +44,7 @@ from msenv.envs.actions import LEVELS_PER_TOKEN, BudgetAction
 from msenv.envs.sb3 import SB3VecEnv, what_if
 
 from .distributions import MultiSpinPolicy
-from .setpolicy import DeviceSetExtractor, NumpySetPolicy
+from .setpolicy import DeviceSetExtractor, NumpySetPolicy, numpy_linears
 from .threads import one_blas_thread
 
 #: the initial logits of a device's bit (off, on): on with probability ≈ 0.88
@@ -326,18 +326,8 @@ class NumpyBudgetPolicy(NumpySetPolicy):
     def from_torch(cls, policy: BudgetSetPolicy, layout: BudgetLayout) -> NumpyBudgetPolicy:
         """The numpy decision of a trained :class:`BudgetSetPolicy` in cells of ``layout``."""
         ext, head = policy.mlp_extractor, policy.action_net
-
-        def linears(seq):
-            return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
-                    for m in seq if isinstance(m, nn.Linear)]
-
-        return cls(layout=layout, hidden=ext.h, pooling=ext.pooling, phi=linears(ext.phi), psi=linears(ext.psi),
-                   level=linears(head.level), head=linears([ext.row_head])[0])
-
-    @classmethod
-    def from_arrays(cls, **arrays) -> NumpyBudgetPolicy:
-        """The policy from its layout and weights (the keywords of the class)."""
-        return cls(**arrays)
+        return cls(layout=layout, hidden=ext.h, pooling=ext.pooling, phi=numpy_linears(ext.phi),
+                   psi=numpy_linears(ext.psi), level=numpy_linears(head.level), head=numpy_linears([ext.row_head])[0])
 
     # ------------------------------------------------------------------ the Policy protocol
     @property

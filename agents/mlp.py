@@ -34,11 +34,6 @@ class NumpyPolicy:
         """The numpy decision of an SB3 ``MlpPolicy`` (its weights copied out)."""
         return cls(*torch_layers(policy))
 
-    @classmethod
-    def from_layers(cls, layers: list[tuple[str, Any]], nvec) -> NumpyPolicy:
-        """The policy of saved ``layers`` (the portable format)."""
-        return cls(layers, nvec)
-
     # ------------------------------------------------------------------ the Policy protocol
     @property
     def n_choices(self) -> int:

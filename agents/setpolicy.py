@@ -240,20 +240,19 @@ def _f32(pairs) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(np.asarray(w, np.float32), np.asarray(b, np.float32)) for w, b in pairs]
 
 
+def numpy_linears(seq) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The ``nn.Linear`` layers of ``seq`` as float32 (W, b) pairs, W of shape (inputs, outputs)."""
+    return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
+            for m in seq if isinstance(m, nn.Linear)]
+
+
 def torch_set_arrays(policy) -> dict:
     """The keyword arguments of :class:`NumpySetPolicy` for a :class:`DeviceSetPolicy`: its layout
     and weights (float32, W of shape (inputs, outputs))."""
     ext = policy.mlp_extractor
-
-    def linears(seq):
-        return [(m.weight.detach().cpu().numpy().T.astype(np.float32), m.bias.detach().cpu().numpy().astype(np.float32))
-                for m in seq if isinstance(m, nn.Linear)]
-
-    head = policy.action_net.linear
     return dict(n_features=ext.f, n_globals=ext.g, hidden=ext.h, masked=ext.masked,
-                pooling=getattr(ext, "pooling", "mean"), phi=linears(ext.phi), psi=linears(ext.psi),
-                head=(head.weight.detach().cpu().numpy().T.astype(np.float32),
-                      head.bias.detach().cpu().numpy().astype(np.float32)))
+                pooling=getattr(ext, "pooling", "mean"), phi=numpy_linears(ext.phi), psi=numpy_linears(ext.psi),
+                head=numpy_linears([policy.action_net.linear])[0])
 
 
 class NumpySetPolicy:
@@ -286,11 +285,6 @@ class NumpySetPolicy:
     def from_torch(cls, policy: DeviceSetPolicy) -> NumpySetPolicy:
         """The numpy decision of a trained :class:`DeviceSetPolicy` (its weights copied out)."""
         return cls(**torch_set_arrays(policy))
-
-    @classmethod
-    def from_arrays(cls, **arrays) -> NumpySetPolicy:
-        """The policy from its layout and weights (the keywords of the class)."""
-        return cls(**arrays)
 
     # ------------------------------------------------------------------ the Policy protocol
     @property

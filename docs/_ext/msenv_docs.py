@@ -149,8 +149,10 @@ def summary_box(env_id: str) -> str:
     env itself), the reward, the episode and the import line."""
     import gymnasium as gym
 
+    import msenv
+
     env = gym.make(env_id).unwrapped
-    cfg = msenv_config(env_id)
+    cfg = msenv.env_config(env_id)
     base = getattr(cfg, "base", cfg)
     nvec = env.action_space.nvec
     action = (f"MultiDiscrete([{nvec[0]}] * {len(nvec)})" if len(set(nvec.tolist())) == 1 else str(env.action_space))
@@ -161,12 +163,6 @@ def summary_box(env_id: str) -> str:
             ["Import", f'`gym.make("{env_id}")` after `import msenv`']]
     env.close()
     return ":::{container} summary-box\n" + _table(["", ""], rows) + ":::\n"
-
-
-def msenv_config(env_id: str):
-    import msenv
-
-    return msenv.env_config(env_id)
 
 
 #: the committed result file whose scores a cell-generator id's page shows

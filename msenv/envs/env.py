@@ -1,15 +1,16 @@
 """Gymnasium environment: one step = one Multi-SPIN round (model §8).
 
-``MultiSpinEnv`` is a thin shell over :mod:`msenv.functional`: it draws the uniforms from
-``self.np_random`` and calls the pure reset/step functions, which call the shared round
-kernel :func:`msenv.goodput.evaluate_round`.
+``MultiSpinEnv`` is a thin shell over :mod:`msenv.engine.functional` (a batch of one): it draws
+the uniforms from ``self.np_random`` and calls the pure reset/step functions, which play the
+shared round kernel (:mod:`msenv.model.goodput`); what it shares with the other shells is in
+:mod:`msenv.envs.shell`.
 
 - Action: ``MultiDiscrete([γ_max + 1] * K)`` — draft lengths.
-- Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.functional`.
+- Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.engine.observation`.
 - Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
 - Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
 - ``info``: numbers and arrays only (see :data:`INFO_KEYS`).
-- ``env.unwrapped.context``: the upcoming round's :class:`~msenv.functional.RoundContext`.
+- ``env.unwrapped.context``: the upcoming round's :class:`~msenv.engine.context.RoundContext`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import context as round_context
 from ..engine.functional import observe, reset_state, step_state, warm_up
-from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, info_keys
+from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, info_keys  # noqa: F401 (0.5's names)
 from ..engine.observation import obs_size
 from ..engine.state import State, reset_draws, step_draws
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL

@@ -97,10 +97,8 @@ class MultiSpinVectorEnv(VectorEnv):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         cfg, n = self.config, self.num_envs
-        gamma = validate_action(actions, cfg, batch=n)
         live = self._autoreset.playing()
-        u = draw(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
-        self._state, res = step_state(u, self._state, gamma, cfg)
+        self._state, res = self._play(actions, live, draw)
         self._totals.add(res, live)
         truncated = live & (self._state.t >= cfg.episode_length)
         terminated = np.zeros(n, dtype=bool)
@@ -124,12 +122,17 @@ class MultiSpinVectorEnv(VectorEnv):
         reset (next-step autoreset) plays no round: 0 tokens, latency 0."""
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
-        cfg, n = self.config, self.num_envs
-        gamma = validate_action(actions, cfg, batch=n)
         live = self._autoreset.playing()
-        u = peek(self._gens, np.flatnonzero(live), np.zeros((n, self._n_step)))
-        _, res = step_state(u, self._state, gamma, cfg)
+        _, res = self._play(actions, live, peek)
         return np.where(live, res.total_tokens, 0.0), np.where(live, res.latency, 0.0)
+
+    def _play(self, actions, live: np.ndarray, sample) -> tuple[State, Any]:
+        """(the next state, the round's result) of ``actions`` in the rows ``live``, their uniforms
+        from ``sample``: :func:`~msenv.envs.shell.draw` for a step, :func:`~msenv.envs.shell.peek`
+        for ``what_if``."""
+        gamma = validate_action(actions, self.config, batch=self.num_envs)
+        u = sample(self._gens, np.flatnonzero(live), np.zeros((self.num_envs, self._n_step)))
+        return step_state(u, self._state, gamma, self.config)
 
     @property
     def state(self) -> State:
