@@ -7,7 +7,7 @@ free: the answers give every drafting device as many tokens as fit in one common
 correction would cost the whole cell more time than its tokens are worth). Restricted to that
 shape — τ on a grid of quarter tokens of the fastest device, each device on or off — the best
 action scores what the local search and the greedy score (measured on the validation cells:
-docs/results/cells.md).
+docs/results/cells-tried.md).
 
 So a policy can decide in that shape instead of choosing K draft lengths independently:
 
@@ -235,7 +235,7 @@ def level_logits(z, n_levels: int, xp=th):
 #: (σ_min in levels, σ₀ as a share of the levels) of :func:`level_logits`: at the start σ ≈ 12 levels,
 #: and never below 1.5 levels — the level keeps exploring the steps around its centre (with 0.25 it
 #: settled on a nearby step: validation IQM 1.064 against 1.0635, the same within one seed, and
-#: 0.97 against 0.98 at K = 5 where the steps are coarse; docs/results/cells.md)
+#: 0.97 against 0.98 at K = 5 where the steps are coarse; docs/results/cells-tried.md)
 LEVEL_SPREAD = (1.5, 0.15)
 
 

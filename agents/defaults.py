@@ -21,7 +21,7 @@ ID_CONFIG: dict[str, tuple[dict[str, Any], ...]] = {
     # the generalist trains on cells of 5 to 200 devices, small ones as common as large ones, 20
     # rounds each (five times the cells per update of the id's 100-round episodes), with devices
     # 100–800 m from the server (the id's 100–500 m left it behind the local search where devices
-    # are far: docs/results/cells.md)
+    # are far: docs/results/cells-tried.md)
     "msenv/MultiSpin-Cells-v0": ({"k_range": (5, 200), "k_max": 200, "k_law": "log_uniform"},
                                  {"episode_length": 20}, {"distance_range_m": (100.0, 800.0)}),
 }

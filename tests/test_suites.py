@@ -232,9 +232,18 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     res["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only fixed-2"
     (tmp_path / "paper-v1.json").write_text(json.dumps(res))
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
-    rows = [line for line in page.splitlines() if line.startswith("| ") and " controller | 1 |" in line]
-    assert {r.split(" | ")[0][2:] for r in rows} == {"greedy-saa", "computation-only", "fixed-2"}
-    iqm = {r.split(" | ")[0][2:]: float(r.split(" | ")[4].split()[0]) for r in rows}
+    lines = page.splitlines()
+
+    def table(header: str) -> dict[str, list[str]]:  # the rows under ``header``, by method
+        start = lines.index(header) + 2
+        body = lines[start:lines.index("", start)]
+        return {r.strip("| ").split(" | ")[0]: r.strip("| ").split(" | ") for r in body}
+
+    main = table("| method | seeds | IQM | P(> best rival) | real-time IQM | decide ms |")
+    more = table("| method | kind | training | shortfall | P(> reference) |")
+    assert set(main) == set(more) == {"greedy-saa", "computation-only", "fixed-2"}
+    assert all(row[1] == "controller" for row in more.values()) and all(row[1] == "1" for row in main.values())
+    iqm = {name: float(row[2].split()[0]) for name, row in main.items()}
     assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
     assert res["command"] in page
     res["scores"]["throughput"]["fixed-2"][0][0][0] = -1.0

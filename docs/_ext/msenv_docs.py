@@ -82,7 +82,7 @@ def table_markdown(rows: list[dict]) -> str:
 
     body = [[r["controller"], pm(r, "throughput", 1), pm(r, "rel_throughput", 4), f"{float(r['mean_gamma']):.2f}",
              f"{float(r['t_com_ms']):.1f}", f"{float(r['decision_ms']):.3f}"] for r in rows]
-    return _table(["controller", "throughput (tok/s)", "vs the first row (paired)", "mean γ", "T_com ms",
+    return _table(["controller", "throughput (tok/s)", "vs the first row (paired)", "mean γ", "$T_{\\mathrm{com}}$ ms",
                    "decision ms"], body)
 
 
@@ -291,8 +291,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
         f'env = gym.make("{env_id}")  # a new cell every episode\n'
         "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
-        f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # any K: 200 devices\n'
-        f'venv = gym.make_vec("{env_id}", num_envs=4, vectorization_mode="vector_entry_point")\n```\n\n'
+        f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # K = 200\n'
+        f'venv = gym.make_vec("{env_id}", num_envs=4,\n                    vectorization_mode="vector_entry_point")\n```\n\n'
         "The vector env (`msenv.envs.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
         "to k_max and plays every copy's round in one kernel call, each over its own K devices (a padded slot "
         "never drafts nor counts in the verification pass), with the same numbers as Gymnasium's "
@@ -368,11 +368,14 @@ def configuration_page() -> str:
 
     hints = {None: typing.get_type_hints(SystemConfig), **{g: typing.get_type_hints(c) for g, c in GROUPS.items()}}
     docs = field_docs()
-    rows, group_of = [], {}
+    by_group: dict[str | None, list[list[str]]] = {}
     for name, group, f in config_fields():
         typ = str(hints[group][name]).replace("typing.", "").replace("<class '", "").replace("'>", "")
-        rows.append([f'<a id="config-{name}"></a>`{name}`', f"`{group or ''}`", f"`{typ}`", f"`{_fmt(f.default)}`",
-                     _plain_roles(docs[name])])
+        by_group.setdefault(group, []).append([f'<a id="config-{name}"></a>`{name}`', f"`{typ}`",
+                                               f"`{_fmt(f.default)}`", _plain_roles(docs[name])])
+    tables = "".join(f"\n## {'`SystemConfig` itself' if g is None else f'`{g}`'}\n\n"
+                     + ("" if g is None else f"`cfg.{g}`, a `msenv.config.{GROUPS[g].__name__}`.\n\n")
+                     + _table(["field", "type", "default", "meaning"], rows) for g, rows in by_group.items())
     presets = _table(["preset", "fields it sets"],
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
@@ -385,9 +388,8 @@ def configuration_page() -> str:
             + "Each field belongs to a group of one concern (`cfg.radio`, `cfg.channel`, `cfg.compute`, "
             "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.saa`; the first three fields are "
             "`SystemConfig`'s own); it is read and set by its flat name all the same (`cfg.p_dl_dbm` is "
-            "`cfg.radio.p_dl_dbm`).\n\n"
-            + _table(["field", "group", "type", "default", "meaning"], rows)
-            + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
+            "`cfg.radio.p_dl_dbm`). One table per group follows.\n"
+            + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
 
 
 def controllers_page() -> str:
@@ -418,8 +420,10 @@ def controllers_page() -> str:
             "set get `env.unwrapped.oracle_context`.\n\n"
             + _table(["name", "class", "what it knows", "what it does"], rows)
             + "\n## Cost per decision\n\nMilliseconds per decision, measured in the baselines tables "
-            "(one process on a 2-core machine; the K of each id):\n\n"
-            + _table(["controller"] + [f"`{i.split('/')[-1]}`" for i in ids], cost_rows))
+            "(one process on a 2-core machine; the K of each id), four ids a table:\n\n"
+            + "\n".join(_table(["controller"] + [f"`{i.split('/')[-1]}`" for i in part],
+                               [[row[0], *(row[1 + ids.index(i)] for i in part)] for row in cost_rows])
+                        for part in (ids[j:j + 4] for j in range(0, len(ids), 4))))
 
 
 def cli_page() -> str:
