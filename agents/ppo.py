@@ -32,9 +32,9 @@ DEFAULT_PPO: dict[str, Any] = dict(
 )
 
 
-#: the policies ``make_ppo`` builds: an MLP over the flat observation, the devices as a set, or the
-#: device-set policy deciding budget actions (a cell generator's envs wrapped in
-#: :class:`~agents.budget.BudgetActions`)
+#: the policies ``make_ppo`` builds: an MLP over the flat observation, the devices as a
+#: set, or the device-set policy deciding budget actions (a cell generator's envs
+#: wrapped in :class:`~agents.budget.BudgetActions`)
 POLICIES = ("mlp", "set", "budget")
 
 

@@ -21,7 +21,11 @@ class HalfAlpha(Controller):
 
 def main():
     config = msenv.SystemConfig(num_devices=5)
-    rows = evaluate([Entry("half-alpha", HalfAlpha), Entry("greedy-saa", GreedySAA)], config, episodes=2)
+    rows = evaluate(
+        [Entry("half-alpha", HalfAlpha), Entry("greedy-saa", GreedySAA)],
+        config,
+        episodes=2,
+    )
     for r in rows:
         print(f"{r.label:<12} episode {r.episode}: {r.throughput:8.1f} tokens/s")
 

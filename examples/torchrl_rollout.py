@@ -1,11 +1,12 @@
 """TorchRL's ``GymEnv`` on msenv, pasted as a script.
 
-Two things TorchRL changes (see docs/integrations.md): it turns each device's discrete action into
-a **one-hot** tensor (the action of a rollout is [steps, K, γ_max+1], not [steps, K]), and only
-the reward, the termination flags and the observation reach the TensorDict — msenv's ``info``
-keys (``goodput``, ``tokens``, ``modes``, …) are dropped unless you ask for them with
-``set_info_dict_reader``, as below (array-valued keys such as ``tokens``; the reader refuses a
-plain Python float such as ``goodput`` with AttributeError).
+Two things TorchRL changes (see docs/integrations.md): it turns each device's discrete
+action into a **one-hot** tensor (the action of a rollout is [steps, K, γ_max+1], not
+[steps, K]), and only the reward, the termination flags and the observation reach the
+TensorDict — msenv's ``info`` keys (``goodput``, ``tokens``, ``modes``, …) are
+dropped unless you ask for them with ``set_info_dict_reader``, as below (array-valued
+keys such as ``tokens``; the reader refuses a plain Python float such as ``goodput``
+with AttributeError).
 
 Run: ``python examples/torchrl_rollout.py``
 """
@@ -25,7 +26,10 @@ def main() -> None:
     check_env_specs(env)
     env.set_seed(0)
     td = env.rollout(5)
-    print("action", tuple(td["action"].shape), "(one-hot per device); keys:", sorted(td["next"].keys()))
+    print(
+        "action", tuple(td["action"].shape),
+        "(one-hot per device); keys:", sorted(td["next"].keys()),
+    )
 
     # keep some of msenv's info keys in the TensorDict
     env = GymEnv(ID, **SMALL).set_info_dict_reader(default_info_dict_reader(["tokens"]))

@@ -264,9 +264,12 @@ def test_cli_help_documents_options():
 
 def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path):
     pytest.importorskip("rl_zoo3")
-    r = _run(["-m", "rl_zoo3.train", "--algo", "ppo", "--env", "msenv/MultiSpin-v0", "--gym-packages", "msenv",
-              "--conf-file", "agents/hyperparams/ppo.yml", "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
-              "--seed", "0", "--log-interval", "-1"])
+    r = _run([
+        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", "msenv/MultiSpin-v0",
+        "--gym-packages", "msenv", "--conf-file", "agents/hyperparams/ppo.yml",
+        "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
+        "--seed", "0", "--log-interval", "-1",
+    ])
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
     saved = list(tmp_path.rglob("msenv-MultiSpin-v0.zip"))
     assert saved, list(tmp_path.rglob("*"))

@@ -285,12 +285,17 @@ def test_rllib_pettingzoo_multi_agent(ray_local):
 
     from msenv.envs.marl import MultiSpinParallelEnv
 
-    register_env("msenv-marl", lambda cfg: ParallelPettingZooEnv(MultiSpinParallelEnv(**cfg)))
+    register_env(
+        "msenv-marl", lambda cfg: ParallelPettingZooEnv(MultiSpinParallelEnv(**cfg))
+    )
     agents = [f"device_{k}" for k in range(SMALL["num_devices"])]
     config = (
         PPOConfig()
         .environment("msenv-marl", env_config=SMALL)
-        .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kw: "shared")
+        .multi_agent(
+            policies={"shared"},
+            policy_mapping_fn=lambda agent_id, episode, **kw: "shared",
+        )
         .env_runners(num_env_runners=0, rollout_fragment_length=16)
         .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1)
         .debugging(seed=0)

@@ -32,7 +32,9 @@ def _strip(results):
 
 
 def test_evaluate_as_ray_tasks_equals_the_local_run():
-    entries = [parse_entry("greedy-saa"), parse_entry("fixed-3@all_dl"), parse_entry("random")]
+    entries = [
+        parse_entry("greedy-saa"), parse_entry("fixed-3@all_dl"), parse_entry("random")
+    ]
     local = evaluate(entries, SMALL, 3, seed=21, workers=1)
     remote = evaluate(entries, SMALL, 3, seed=21, ray_address="local")
     assert _strip(remote) == _strip(local)
@@ -79,7 +81,8 @@ def test_tune_sweep_quick(tmp_path):
     assert [r[METRIC] for r in rows] == sorted((r[METRIC] for r in rows), reverse=True)
     for r in rows:
         assert 0.0 < r[METRIC] < 2.0 and r[f"best_{METRIC}"] >= r[METRIC]
-        assert r["action_prior"] in (0.1, 0.3, 0.5) and 1e-4 <= r["learning_rate"] <= 1e-3
+        assert r["action_prior"] in (0.1, 0.3, 0.5)
+        assert 1e-4 <= r["learning_rate"] <= 1e-3
     assert (tmp_path / "sweep.csv").read_text().count("\n") == 3
 
 

@@ -27,9 +27,13 @@ def test_sb3_adapter_matches_vector_env_and_trains():
         obs, rew, done, infos = venv.step(np.full((4, 4), 2))
         _, r, _, trunc, _ = ref.step(np.full(4, 2))
         assert rew[2] == pytest.approx(r, rel=1e-6)
-    assert done.all() and infos[2]["TimeLimit.truncated"] and "terminal_observation" in infos[2]
+    assert done.all() and infos[2]["TimeLimit.truncated"]
+    assert "terminal_observation" in infos[2]
     assert infos[2]["episode"]["l"] == 5
-    model = PPO("MlpPolicy", VecNormalize(venv), n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu")
+    model = PPO(
+        "MlpPolicy", VecNormalize(venv),
+        n_steps=16, batch_size=32, n_epochs=1, seed=0, device="cpu",
+    )
     model.learn(128)
     act, _ = model.predict(obs, deterministic=True)
     assert act.shape == (4, 4)
