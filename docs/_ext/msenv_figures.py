@@ -142,7 +142,7 @@ def provenance(name: str, entry: dict) -> dict:
             out["version"] = out["version"] or doc.get("msenv_version", "")
             m = doc.get("machine") or {}
             out["machine"] = out["machine"] or (f"{m.get('cpus')} CPUs, {m.get('workers')} workers, "
-                                                f"threads {m.get('threads')}" if m else "")
+                                                f"threads `{json.dumps(m.get('threads'))}`" if m else "")
             out["command"] = doc.get("command") or out["command"]
     return out
 
@@ -317,8 +317,8 @@ def figures_page(entries: dict[str, dict]) -> str:
         lines += [f"## {name}", "", f"**{value(name, e)}** — {p['what']}", ""]  # plain text: the TOC wraps it
         lines.append(f"- measured for: {p['version'] or '—'}" + (f", {p['measured']}" if p["measured"] else ""))
         lines.append(f"- machine: {p['machine'] or '—'}")
-        lines.append(f"- command: `{p['command']}`" if p["command"].startswith("python ") or
-                     p["command"].startswith("/usr/bin/time") else f"- command: {p['command']}")
+        code = p["command"].startswith(("python ", "/usr/bin/time", "export "))  # else prose naming one
+        lines.append(f"- command: `{p['command']}`" if code else f"- command: {p['command']}")
         if p.get("source"):
             lines.append(f"- read from: `{p['source']}`, " + (f"key `{e['key']}`" if "key" in e else
                                                                f"the row {e['row']}"))
@@ -361,6 +361,7 @@ def setup(app):
         p = provenance(text, entries[text])
         title = f"measured for {p['version']}" if p["version"] else "measured"
         title += f" with {p['command']}" + (f"; {p['machine']}" if p["machine"] else "")
+        title = title.replace("`", "")  # a hover text is plain: no code spans
         return [nodes.abbreviation(rawtext, state["values"][text], explanation=title)], []
 
     def result_role(fn, what):
