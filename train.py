@@ -511,7 +511,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
     from agents.callbacks import MetricsCallback
     from agents.checkpoint import GracefulStop, RunSafetyCallback, ThreadIOErrors, load_resumable, save_resumable
     from agents.controller import save_agent
-    from agents.envs import attach_reference, normalize, stack_frames, training_env, training_seeds
+    from agents.envs import (attach_reference, normalize, seed_next_reset, stack_frames, training_env,
+                             training_seeds)
     from agents.ppo import DEFAULT_PPO, make_ppo
 
     out = run.out
@@ -527,8 +528,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
         from agents.setpolicy import set_layout
 
         params["policy_kwargs"] = {**set_layout(cfg), **(params.get("policy_kwargs") or {})}
-    raw_venv = training_env(cfg, args.n_envs, training_seeds(args.seed, args.n_envs, done_steps), args.vec_env, policy,
-                            reward, lam)
+    env_seeds = training_seeds(args.seed, args.n_envs, done_steps)
+    raw_venv = training_env(cfg, args.n_envs, env_seeds, args.vec_env, policy, reward, lam)
     if args.resume:
         model, venv = load_resumable(run.resume_dir, raw_venv, args.frame_stack, tensorboard_log=str(out / "tb"))
     else:
@@ -554,6 +555,7 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
                 raise
             print(f"behaviour cloning of {args.bc_init}: {fit['samples']} decisions, epoch {fit['epoch']}, "
                   f"held-out accuracy per device {fit['val_accuracy']:.3f} ({time.perf_counter() - t0:.0f} s)", flush=True)
+    seed_next_reset(raw_venv, env_seeds)  # building the model seeded the envs with seed + i
     attach_reference(raw_venv, model)  # a counterfactual reward's reference: the policy's own action
     eval_env = stack_frames(normalize(training_env(cfg, 4, args.eval_seed + EVAL_CALLBACK_OFFSET, "batched", policy, reward, lam,
                                                    evaluation=True), gamma, training=False, norm_obs=not set_like),

@@ -71,9 +71,20 @@ def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Seq
         venv = DummyVecEnv([_SingleFactory(config) for _ in range(n_envs)])
     if isinstance(seed, (int, np.integer)):
         venv.seed(int(seed))
-    else:  # SB3's VecEnvs (and SB3VecEnv) seed their next reset from ``_seeds``
-        venv._seeds = [int(s) for s in seed]
+    else:
+        seed_next_reset(venv, seed)
     return venv
+
+
+def seed_next_reset(venv: VecEnv, seeds: Sequence[int]) -> None:
+    """Make the next reset of ``venv`` (or of the VecEnv a wrapper such as VecNormalize wraps) seed
+    environment i with ``seeds[i]`` — the independent streams of :func:`training_seeds`. Call it
+    again once the algorithm is built or loaded: SB3 seeds its env with ``seed + i`` then
+    (``set_random_seed``), which would replace those streams by ones that two training seeds share."""
+    base = venv.unwrapped
+    if len(seeds) != base.num_envs:
+        raise ValueError(f"seed list has {len(seeds)} entries; expected n_envs={base.num_envs}")
+    base._seeds = [int(s) for s in seeds]  # SB3's VecEnvs (and SB3VecEnv) seed their next reset from it
 
 
 def stack_frames(venv: VecEnv, n: int) -> VecEnv:

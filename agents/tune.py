@@ -64,16 +64,18 @@ def trainable(params: dict[str, Any]) -> None:
     import torch
     from ray import tune
 
-    from agents.envs import make_vec_env, normalize, training_seeds
+    from agents.envs import make_vec_env, normalize, seed_next_reset, training_seeds
     from agents.ppo import make_ppo
 
     torch.set_num_threads(1)
     cfg = SystemConfig.from_dict(params["config"])
-    venv = normalize(make_vec_env(cfg, params["n_envs"], training_seeds(params["seed"], params["n_envs"])), gamma=0.0)
+    env_seeds = training_seeds(params["seed"], params["n_envs"])
+    venv = normalize(make_vec_env(cfg, params["n_envs"], env_seeds), gamma=0.0)
     width = int(params["width"])
     model = make_ppo(venv, seed=params["seed"], learning_rate=params["learning_rate"], n_steps=int(params["n_steps"]),
                      action_prior=params["action_prior"],
                      policy_kwargs=dict(net_arch=dict(pi=[width, width], vf=[width, width])))
+    seed_next_reset(venv, env_seeds)  # building the model seeded the envs with seed + i
     while model.num_timesteps < params["timesteps"]:
         model.learn(params["chunk"], reset_num_timesteps=False)
         ratio = ratio_to_reference(model, venv, cfg, params["reference"], params["eval_seed"])

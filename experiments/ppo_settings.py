@@ -36,15 +36,17 @@ def run_variant(job: tuple[str, int, dict[str, Any], int, int]) -> dict[str, Any
     import torch
 
     from agents.controller import PPOController
-    from agents.envs import make_vec_env, normalize, training_seeds
+    from agents.envs import make_vec_env, normalize, seed_next_reset, training_seeds
     from agents.ppo import DEFAULT_ACTION_PRIOR, DEFAULT_PPO, make_ppo
     from msenv import SystemConfig
 
     torch.set_num_threads(1)
     cfg = SystemConfig()
     gamma = overrides.get("gamma", DEFAULT_PPO["gamma"])
-    venv = normalize(make_vec_env(cfg, 16, training_seeds(0, 16)), gamma)
+    env_seeds = training_seeds(0, 16)
+    venv = normalize(make_vec_env(cfg, 16, env_seeds), gamma)
     model = make_ppo(venv, seed=0, **overrides)
+    seed_next_reset(venv, env_seeds)  # building the model seeded the envs with seed + i
     t0 = time.perf_counter()
     model.learn(steps)
     train_s = time.perf_counter() - t0

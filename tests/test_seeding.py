@@ -105,10 +105,22 @@ def test_train_py_trains_on_the_derived_seeds_and_records_them(tmp_path, monkeyp
         return real(config, n_envs, seed, kind)
 
     monkeypatch.setattr(agents.envs, "make_vec_env", spy)
+    from msenv.envs.vector import MultiSpinVectorEnv
+
+    resets, real_reset = [], MultiSpinVectorEnv.reset
+
+    def reset_spy(self, *, seed=None, options=None):  # what the envs are really reset with
+        resets.append((self.num_envs, seed))
+        return real_reset(self, seed=seed, options=options)
+
+    monkeypatch.setattr(MultiSpinVectorEnv, "reset", reset_spy)
     out = tmp_path / "run"
     train.main(["--quick", "--timesteps", "1024", "--seed", "2", "--log-dir", str(out), "--no-progress",
                 "--baselines", "greedy-saa"])
     assert seen[0] == training_seeds(2, 8)  # --quick: 8 training envs
+    # the first reset of the 8 training envs takes those seeds: SB3 seeds its env with seed + i when
+    # it builds the model, and train.py puts the independent streams back before learning
+    assert next(seed for n, seed in resets if n == 8) == training_seeds(2, 8)
     assert reserved_overlap(seen[0]) is None
     rec = json.loads((out / "agent" / "training.json").read_text())
     assert (rec["format"], rec["seed"], rec["seed_streams"], rec["env_id"]) == \
