@@ -369,36 +369,37 @@ def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: list[dict], cfg: SystemConfig) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """PPO's per-round goodput over training (rollouts, and the EvalCallback's deterministic
+    evaluations ± 1 sd) against the baselines' held-out goodput; written by baselines.report's
+    figure writer, in the docs figures' style."""
     import numpy as np
 
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    if history:
-        ax.plot([h["timesteps"] for h in history], [h["goodput"] for h in history], color="tab:blue", alpha=0.35,
-                label="PPO (training rollouts, stochastic)")
-    if eval_npz.exists():
-        data = np.load(eval_npz)
-        per_round = data["results"] / (cfg.episode_length * cfg.reward_scale)
-        m, s = per_round.mean(axis=1), per_round.std(axis=1)
-        ax.plot(data["timesteps"], m, "o-", color="tab:blue", label="PPO (EvalCallback, deterministic)")
-        ax.fill_between(data["timesteps"], m - s, m + s, color="tab:blue", alpha=0.15)
-    styles = {"greedy-saa": ("tab:red", "-"), "optimal-uniform": ("tab:green", "--"),
-              "computation-only": ("tab:purple", ":"), "fixed-4": ("tab:gray", "-.")}
-    for r in rows:
-        if r["controller"] in styles:
-            c, ls = styles[r["controller"]]
-            ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
-    ax.set_xlabel("environment steps (rounds)")
-    ax.set_ylabel("mean per-round goodput (tokens/s)")
-    ax.set_title(f"PPO vs baselines — {cell_label(cfg)}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
+
+    with figure_style() as plt:
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.6))
+        if history:
+            ax.plot([h["timesteps"] for h in history], [h["goodput"] for h in history], color="tab:blue", alpha=0.35,
+                    label="PPO, training rollouts")
+        if eval_npz.exists():
+            data = np.load(eval_npz)
+            per_round = data["results"] / (cfg.episode_length * cfg.reward_scale)
+            m, s = per_round.mean(axis=1), per_round.std(axis=1)
+            ax.plot(data["timesteps"], m, "o-", color="tab:blue", label="PPO, evaluation (± 1 sd)")
+            ax.fill_between(data["timesteps"], m - s, m + s, color="tab:blue", alpha=0.15)
+        styles = {"greedy-saa": ("tab:red", "-"), "optimal-uniform": ("tab:green", "--"),
+                  "computation-only": ("tab:purple", ":"), "fixed-4": ("tab:gray", "-.")}
+        for r in rows:
+            if r["controller"] in styles:
+                c, ls = styles[r["controller"]]
+                ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0), useMathText=True)
+        ax.set_xlabel("environment steps (rounds)")
+        ax.set_ylabel("per-round goodput (tok/s)")
+        ax.set_title(f"PPO vs baselines: {cell_label(cfg)}")
+        figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=2)
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 class Run(NamedTuple):

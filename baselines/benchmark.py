@@ -19,7 +19,9 @@ Examples::
 
 It writes ``<out>/<suite>.json`` (the result file: suite, code version and commit, machine, each
 learned method's decision-file hashes and training records, every episode, scores, aggregates),
-``<suite>.csv`` (one row per method) and ``<suite>.png``. ``--check FILE`` is what a leaderboard
+``<suite>.csv`` (one row per method) and ``<suite>.png``; ``--plot FILE`` redraws a result file's
+PNG from the file alone (``python -m baselines.benchmark --plot docs/leaderboard/paper-v1.json``
+rewrites ``docs/leaderboard/paper-v1.png``). ``--check FILE`` is what a leaderboard
 row must pass: it recomputes every score, aggregate and interval from the stored episodes and
 replays a random sample of them (every controller and agent whose decisions do not depend on the
 clock) to the bit, one line per mismatch.
@@ -57,6 +59,8 @@ MAX_REPLAY = 10_000
 FORMAT_VERSION = 2
 #: the most worker processes a run may ask for
 MAX_WORKERS = 64
+#: where a run writes its files unless --out says
+DEFAULT_OUT = "results/benchmark"
 #: what a method label may hold (it names a row of the results and of the leaderboard page)
 LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,63}")
 
@@ -282,38 +286,51 @@ def format_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot(result: dict[str, Any], path: str | Path) -> None:
-    """Aggregates with their CIs and the performance profile of the throughput scores."""
-    import matplotlib
+#: the aggregates the leaderboard figure shows, with their titles (format 1, msenv ≤ 0.5: P(improvement)
+#: over the reference in place of P(> best rival))
+PLOTTED = (("iqm", "IQM"), ("mean", "mean"), ("p_improvement_over_best_rival", "P(> best rival)"))
+LEGACY_PLOTTED = {"p_improvement_over_best_rival": ("p_improvement", "P(improvement)")}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plot(result: dict[str, Any], path: str | Path) -> None:
+    """Aggregates with their CIs (a row per method) and the performance profile of the throughput
+    scores, for a result document — a fresh run's, or one read back (``--plot FILE``)."""
+    from matplotlib.ticker import MaxNLocator
+
+    from .report import FIGURE_WIDTH_IN, figure_style, save_figure, series_style
 
     methods = list(result["methods"])
     agg = result["aggregates"]["throughput"]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 0.5 * len(methods) + 2.2))
-    for ax, (name, title) in zip(axes[:3], (("iqm", "IQM"), ("mean", "mean"),
-                                            ("p_improvement_over_best_rival", "P(> best rival)"))):
+    with figure_style() as plt:
+        fig = plt.figure(figsize=(FIGURE_WIDTH_IN, 5.2 + 0.3 * len(methods)))
+        top, bottom = fig.subfigures(2, 1, height_ratios=(0.3 * len(methods) + 1.2, 3.6))
+        axes = top.subplots(1, 3, sharey=True)
+        for ax, (name, title) in zip(axes, PLOTTED):
+            if name not in agg[methods[0]]:
+                name, title = LEGACY_PLOTTED.get(name, (name, title))
+            for i, m in enumerate(methods):
+                pt, lo, hi = agg[m][name]
+                ax.plot([lo, hi], [i, i], lw=6, alpha=0.6, color=series_style(i)["color"])
+                ax.plot([pt], [i], "k|", ms=14)
+            ax.set_title(title)
+            ax.axvline(0.5 if name.startswith("p_") else 1.0, color="grey", ls=":")
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
+            ax.grid(True, axis="x")
+            ax.grid(False, axis="y")
+        axes[0].set_yticks(range(len(methods)), methods)
+        for ax in axes[1:]:
+            ax.tick_params(labelleft=False)
+        profile = bottom.subplots()
+        taus = np.linspace(0.6, 1.3, 141)
         for i, m in enumerate(methods):
-            pt, lo, hi = agg[m][name]
-            ax.plot([lo, hi], [i, i], lw=6, alpha=0.6)
-            ax.plot([pt], [i], "k|", ms=14)
-        ax.set_yticks(range(len(methods)), methods if ax is axes[0] else [""] * len(methods))
-        ax.set_title(title)
-        ax.axvline(0.5 if name.startswith("p_") else 1.0, color="grey", ls=":")
-    taus = np.linspace(0.6, 1.3, 141)
-    for m in methods:
-        s = np.asarray(result["scores"]["throughput"][m]).ravel()
-        axes[3].plot(taus, [(s > t).mean() for t in taus], label=m)
-    axes[3].set_xlabel("score τ (throughput / reference)")
-    axes[3].set_title("performance profile: P(score > τ)")
-    axes[3].legend(fontsize=7)
-    fig.suptitle(f"{result['suite']['name']} (relative to {result['suite']['reference']})")
-    fig.tight_layout()
-    from .report import atomic_write
-
-    atomic_write(path, lambda fh: fig.savefig(fh, dpi=110, format="png"))
-    plt.close(fig)
+            s = np.asarray(result["scores"]["throughput"][m]).ravel()
+            profile.plot(taus, [(s > t).mean() for t in taus], label=m, **series_style(i))
+        profile.set_xlabel("score τ (throughput / reference)")
+        profile.set_ylabel("P(score > τ)")
+        profile.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, handlelength=1.2)
+        fig.suptitle(f"{result['suite']['name']}: scores relative to {result['suite']['reference']}")
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 #: EpisodeStats fields measured with a clock: left out of a replay's comparison
@@ -528,9 +545,12 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
-    ap.add_argument("--out", default="results/benchmark", help="folder of <suite>.json/.csv/.png (default %(default)s)")
+    ap.add_argument("--out", default=None, help=f"folder of <suite>.json/.csv/.png (default {DEFAULT_OUT}); with --plot: "
+                    "the folder of the PNG (default: beside FILE)")
     ap.add_argument("--check", metavar="FILE", help="recompute a result file's scores, aggregates and intervals, replay "
                     "a sample of its episodes, and exit (1 with one line per mismatch)")
+    ap.add_argument("--plot", metavar="FILE", help="redraw a result file's figure (<FILE stem>.png) from its stored "
+                    "scores and aggregates, and exit; no episode is played")
     ap.add_argument("--replay", type=int, default=6, metavar="N",
                     help="with --check: episodes replayed, drawn at random (default %(default)s; 0: none)")
     ap.add_argument("--replay-seed", type=int, default=None, metavar="S",
@@ -567,11 +587,41 @@ def check_command(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None
     print(f"{args.check}: a valid result of suite {result['suite']['name']}")
 
 
+def plot_command(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--plot FILE``: the figure of a result file whose structure is sound, written beside it (or
+    into ``--out``) under the file's stem; else one line on stderr, exit 1."""
+    import json
+
+    try:
+        result = json.loads(Path(args.plot).read_text())
+    except (OSError, ValueError, RecursionError) as e:
+        ap.exit(1, f"{ap.prog}: error: {args.plot}: not readable as JSON ({type(e).__name__}: {e})\n")
+    problems = result_problems(result, recompute=False)
+    if problems:
+        ap.exit(1, "".join(f"{ap.prog}: error: {args.plot}: {p}\n" for p in problems))
+    out = Path(args.out) if args.out is not None else Path(args.plot).parent
+    problem = output_dir_problem(out)
+    if problem:
+        ap.error(f"--out {out}: {problem}")
+    path = out / f"{Path(args.plot).stem}.png"
+    try:
+        plot(result, path)
+    except OSError as e:
+        ap.exit(74, f"{ap.prog}: error: could not write {path}: {e.strerror or e}\n")
+    print(f"wrote {path}")
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
     ap = build_parser()
     args = ap.parse_args(argv)
+    if args.check and args.plot:
+        ap.error("--check and --plot are two commands; give one")
     if args.check:
         return check_command(ap, args)
+    if args.plot:
+        return plot_command(ap, args)
+    if args.out is None:
+        args.out = DEFAULT_OUT
     if args.suite is None:
         ap.error("--suite is required (or --check FILE)")
     if not 1 <= args.workers <= MAX_WORKERS:

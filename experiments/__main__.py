@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot} [options]``."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
-                                       "budget", "paired"],
+                                       "budget", "paired", "replot"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
                          "best budget action against the best model-based action; 'paired' = each agent against "
-                         "each rival, episode by episode, from a cells run's --out folder)")
+                         "each rival, episode by episode, from a cells run's --out folder; 'replot' = redraw the "
+                         "figures of an --out folder from the CSVs a run wrote there, playing nothing)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -198,7 +199,7 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
 
 
 #: options a subcommand does not read (refused when given, rather than ignored)
-UNUSED = {"paired": ("drops", "rounds", "seed"), "budget": ("rounds",)}
+UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -251,6 +252,15 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             ap.error(f"--out {args.out}: no cells run there ({e.filename})")
         except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
             ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
+        return 0
+    if args.figure == "replot":
+        from .replot import replot
+
+        try:
+            written = replot(args.out)
+        except FileNotFoundError as e:
+            ap.error(f"--out {args.out}: {e}")
+        print("wrote " + ", ".join(map(str, written)))
         return 0
     if args.figure == "budget":
         budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,

@@ -155,52 +155,60 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
 
 
 def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
-    """cells.png: throughput and real-time throughput relative to the greedy vs K, per cell type;
-    cells_decision_time.png: decision time vs K."""
-    import matplotlib
+    """cells.png: throughput and real-time throughput relative to the greedy vs K, a row per cell
+    type; cells_decision_time.png: decision time vs K."""
+    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, series_style
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     kinds = list(dict.fromkeys(r["cell"] for r in rows))
     labels = list(dict.fromkeys(r["controller"] for r in rows))
-    fig, axes = plt.subplots(2, len(kinds), figsize=(4 * len(kinds), 6.5), squeeze=False, sharex=True)
-    for j, kind in enumerate(kinds):
-        for i, (metric, name) in enumerate((("rel_throughput", "throughput"), ("rel_realtime", "real-time throughput"))):
-            ax = axes[i, j]
-            for lab in labels:
-                pts = sorted((r["k"], r[metric], r[f"{metric}_ci95"]) for r in rows
-                             if r["cell"] == kind and r["controller"] == lab and metric in r)
-                if pts:
-                    k, m, c = map(np.array, zip(*pts))
-                    ax.errorbar(k, m, yerr=c, marker="o", ms=3, capsize=2, label=lab)
-            ax.set_xscale("log")
-            ax.set_title(f"{kind}: {name}", fontsize=9)
-            ax.set_ylabel("relative to the greedy" if j == 0 else "")
-            ax.grid(alpha=0.3)
-            if i == 1:
-                ax.set_xlabel("K (devices)")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "cells.png", dpi=110)
-    plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for lab in labels:
-        pts = {}
-        for r in rows:
-            if r["controller"] == lab:
-                pts.setdefault(r["k"], []).append(r["decision_ms"])
-        k = sorted(pts)
-        ax.plot(k, [np.mean(pts[x]) for x in k], marker="o", label=lab)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("K (devices)")
-    ax.set_ylabel("decision time, ms (mean over cell types)")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "cells_decision_time.png", dpi=110)
-    plt.close(fig)
+    ks = sorted({r["k"] for r in rows})
+
+    def k_axis(ax):  # a log scale with the sweep's K as ticks
+        ax.set_xscale("log")
+        ax.set_xlim(ks[0] / 1.4, ks[-1] * 1.4)
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("K (devices)")
+
+    with figure_style() as plt:
+        fig, axes = plt.subplots(len(kinds), 2, figsize=(FIGURE_WIDTH_IN, 1.9 + 2.3 * len(kinds)), squeeze=False,
+                                 sharex=True)
+        handles: dict[str, Any] = {}
+        for j, (metric, name) in enumerate((("rel_throughput", "throughput"), ("rel_realtime", "real-time"))):
+            for i, kind in enumerate(kinds):
+                ax = axes[i, j]
+                for n, lab in enumerate(labels):
+                    pts = sorted((r["k"], r[metric], r[f"{metric}_ci95"]) for r in rows
+                                 if r["cell"] == kind and r["controller"] == lab and metric in r)
+                    if pts:
+                        k, m, c = map(np.array, zip(*pts))
+                        handles.setdefault(lab, ax.errorbar(k, m, yerr=c, marker="o", ms=4, capsize=2, label=lab,
+                                                            **series_style(n)))
+                ax.set_title(f"{kind}: {name}")
+                if j == 0:
+                    ax.set_ylabel(f"rel. to {labels[0]}")
+            k_axis(axes[-1, j])
+        figure_legend(fig, list(handles.values()), list(handles), max_cols=3)
+        save_figure(fig, out / "cells.png")
+        plt.close(fig)
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.6))
+        for n, lab in enumerate(labels):
+            pts = {}
+            for r in rows:
+                if r["controller"] == lab:
+                    pts.setdefault(r["k"], []).append(r["decision_ms"])
+            k = sorted(pts)
+            ax.plot(k, [np.mean(pts[x]) for x in k], marker="o", label=lab, **series_style(n))
+        ax.set_yscale("log")
+        k_axis(ax)
+        ax.set_ylabel("decision time (ms)")
+        ax.set_title("mean over the cell types")
+        ax.grid(True, which="both", alpha=0.3)
+        figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=3)
+        save_figure(fig, out / "cells_decision_time.png")
+        plt.close(fig)
 
 
 def is_rival(label: str) -> bool:

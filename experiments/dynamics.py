@@ -125,68 +125,95 @@ def run_dynamics(out: str | Path, drops: int = 20, seed: int = 0, rounds: int = 
     write_csv(raw, out / "dynamics_drops.csv")
     if gap_rows:
         write_csv(gap_rows, out / "dynamics_gaps.csv")
-    plot(rows, gap_rows, out / "dynamics.png", f"{drops} drops × {rounds} rounds per point, seeds {seed}..")
+    plot(rows, gap_rows, out / "dynamics.png")
     print(f"dynamics: {len(jobs)} episodes, wall time {time.perf_counter() - t0:.0f} s → {out}/dynamics.csv")
     return rows
 
 
 STYLE = {"oracle-greedy": ("black", "--"), "plug-in-greedy": ("tab:red", "-"), "bayes-saa": ("tab:blue", "-"),
          "optimal-uniform": ("tab:green", ":"), "fixed-4": ("tab:gray", "-."), "ppo": ("tab:purple", "-")}
-XLABEL = {"speed": "device speed v (m/s)", "kappa": "Beta concentration κ of request α", "K": "devices K"}
+XLABEL = {"speed": "device speed v (m/s)", "kappa": "Beta concentration κ", "K": "devices K"}
+GAP_STYLE = (("oracle_gap", "oracle", "black", "-"), ("bayes-saa_vs_plugin", "bayes-saa", "tab:blue", "--"))
 
 
-def plot(rows, gap_rows, path: Path, subtitle: str) -> None:
-    import matplotlib
+def _x_axis(ax, sweep: str, xs) -> None:
+    """The sweep's quantity; speed (0, then 0.5 … 30 m/s) and κ (2 … 100) on log scales with the
+    points as ticks."""
+    from matplotlib.ticker import NullLocator
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    ax.set_xlabel(XLABEL.get(sweep, sweep))
+    xs = sorted(set(xs))
+    if sweep == "speed":
+        ax.set_xscale("symlog", linthresh=0.5)
+        ax.set_xlim(-0.15, 1.3 * xs[-1] if xs[-1] > 0 else 1.0)
+    elif sweep == "kappa":
+        ax.set_xscale("log")
+    else:
+        return
+    ax.set_xticks(xs, [f"{x:g}" for x in xs])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def plot(rows, gap_rows, path: Path) -> None:
+    """Throughput per controller for every sweep and DL budget, then per sweep the oracle −
+    plug-in paired gap and the Bayesian SAA's paired gain over the plug-in; two panels a row."""
+    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
 
     sweeps = list(dict.fromkeys(r["sweep"] for r in rows))
     budgets = sorted({r["p_dl_dbm"] for r in rows})
-    fig, axes = plt.subplots(len(budgets) + 1, len(sweeps), figsize=(4.6 * len(sweeps), 3.2 * (len(budgets) + 1)),
-                             squeeze=False)
-    for j, sw in enumerate(sweeps):
-        for i, p in enumerate(budgets):
-            ax = axes[i, j]
+    cols = 2
+    n_thr, n_gap = len(sweeps) * len(budgets), len(sweeps)
+    thr_rows, gap_grid_rows = -(-n_thr // cols), -(-(n_gap + 1) // cols)
+    with figure_style() as plt:
+        fig, axes = plt.subplots(thr_rows + gap_grid_rows, cols,
+                                 figsize=(FIGURE_WIDTH_IN, 1.4 + 2.4 * (thr_rows + gap_grid_rows)), squeeze=False)
+        slots = list(axes.flat)
+        thr_axes, gap_axes = slots[:n_thr], slots[thr_rows * cols: thr_rows * cols + n_gap]
+        key_ax = slots[thr_rows * cols + n_gap]
+        for ax in slots:
+            if ax not in thr_axes and ax not in gap_axes:
+                ax.set_axis_off()
+        handles: dict[str, object] = {}
+        for ax, (sw, p) in zip(thr_axes, [(sw, p) for sw in sweeps for p in budgets]):
+            xs = []
             for scheme in STYLE:
                 pts = [r for r in rows if r["sweep"] == sw and r["p_dl_dbm"] == p and r["scheme"] == scheme]
                 if not pts:
                     continue
                 c, ls = STYLE[scheme]
-                ax.errorbar([r["x"] for r in pts], [r["throughput"] for r in pts],
-                            yerr=[r["throughput_ci95"] for r in pts], color=c, ls=ls, marker="o", ms=3,
-                            capsize=2, label=scheme)
-            ax.set_title(f"{sw}, P_dl = {p:g} dBm", fontsize=9)
-            ax.set_ylabel("throughput (tok/s)", fontsize=8)
-            if sw == "speed":
-                ax.set_xscale("symlog", linthresh=0.5)
-            ax.grid(alpha=0.3)
-            if i == 0 and j == 0:
-                ax.legend(fontsize=7)
-        ax = axes[-1, j]
-        for p, mk in zip(budgets, ("o", "s")):
-            pts = [g for g in gap_rows if g["panel"] == f"{sw}|P_dl={p:g}"]
-            if not pts:
-                continue
-            xs = [g["x"] for g in pts]
-            ax.errorbar(xs, [100 * g["oracle_gap"] for g in pts], yerr=[100 * g["oracle_gap_ci95"] for g in pts],
-                        color="black", marker=mk, ms=3, capsize=2, label=f"oracle − plug-in, {p:g} dBm")
-            if pts and "bayes-saa_vs_plugin" in pts[0]:
-                ax.errorbar(xs, [100 * g["bayes-saa_vs_plugin"] for g in pts],
-                            yerr=[100 * g["bayes-saa_vs_plugin_ci95"] for g in pts], color="tab:blue", marker=mk,
-                            ms=3, capsize=2, ls="--", label=f"bayes-saa − plug-in, {p:g} dBm")
-        ax.axhline(0, color="gray", lw=0.8)
-        ax.set_xlabel(XLABEL.get(sw, sw), fontsize=8)
-        ax.set_ylabel("paired gain over plug-in (%)", fontsize=8)
-        if sw == "speed":
-            ax.set_xscale("symlog", linthresh=0.5)
-        ax.grid(alpha=0.3)
-        if j == 0:
-            ax.legend(fontsize=6)
-    fig.suptitle(f"Dynamics (model §11): value of exact information and who recovers it\n{subtitle}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+                xs += [r["x"] for r in pts]
+                h = ax.errorbar([r["x"] for r in pts], [r["throughput"] for r in pts],
+                                yerr=[r["throughput_ci95"] for r in pts], color=c, ls=ls, marker="o", ms=4,
+                                capsize=2, label=scheme)
+                handles.setdefault(scheme, h)
+            ax.set_title(f"P_dl = {p:g} dBm")
+            ax.set_ylabel("throughput (tok/s)")
+            _x_axis(ax, sw, xs)
+        gap_handles: dict[str, object] = {}
+        for ax, sw in zip(gap_axes, sweeps):
+            xs = []
+            for p, mk in zip(budgets, ("o", "s")):
+                pts = [g for g in gap_rows if g["panel"] == f"{sw}|P_dl={p:g}"]
+                xs += [g["x"] for g in pts]
+                for key, who, c, ls in GAP_STYLE:
+                    if pts and key in pts[0]:
+                        label = f"{who} − plug-in, {p:g} dBm"
+                        h = ax.errorbar([g["x"] for g in pts], [100 * g[key] for g in pts],
+                                        yerr=[100 * g[f"{key}_ci95"] for g in pts], color=c, ls=ls, marker=mk, ms=4,
+                                        capsize=2, label=label)
+                        gap_handles.setdefault(label, h)
+            ax.axhline(0, color="gray", lw=0.8)
+            ax.set_title("paired gain over plug-in")
+            ax.set_ylabel("gain (%)")
+            if xs:
+                _x_axis(ax, sw, xs)
+        if gap_handles:
+            key_ax.legend(list(gap_handles.values()), list(gap_handles), loc="center", frameon=False)
+        drops = rows[0]["drops"]
+        fig.suptitle(f"Model §11 dynamics: who gains from exact information\nmean of {drops} drops per point ± 95% CI")
+        figure_legend(fig, list(handles.values()), list(handles), max_cols=3)
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 __all__ = ["build_jobs", "gaps", "run_dynamics"]

@@ -26,7 +26,7 @@ import numpy as np
 
 from baselines.harness import ControllerFactory, EpisodeStats, run_episode
 from baselines.parallel import parallel_map
-from baselines.report import ci95, write_csv
+from baselines.report import FIGURE_WIDTH_IN, ci95, figure_style, save_figure, figure_legend, write_csv
 from msenv import preset
 from msenv.config import SystemConfig
 
@@ -166,87 +166,84 @@ def fig11(workers: int = 2, progress: bool = True, ray_address: str | None = Non
 
 
 # --------------------------------------------------------------------------- plots
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+# Each plot takes the rows the run writes to ``<name>.csv`` (or reads back from it:
+# ``python -m experiments replot``) and draws through baselines.report's figure style and writer.
+def _heading(rows: list[dict], title: str) -> str:
+    return f"{title}\nmean of {rows[0]['drops']} drops per point ± 95% CI"
 
 
 def plot_fig7(rows: list[dict], path: Path, title: str) -> None:
-    plt = _plt()
-    x = np.array([r["x"] for r in rows])
-    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
-    ax[0].errorbar(x, [r["throughput"] for r in rows], yerr=[r["throughput_ci95"] for r in rows], marker="o", capsize=3)
-    ax[0].set_ylabel("sum token goodput (tokens/s)")
-    ax[1].errorbar(x, [r["mean_gamma"] for r in rows], yerr=[r["mean_gamma_ci95"] for r in rows], marker="s", color="tab:orange", capsize=3)
-    ax[1].set_ylabel("mean optimised draft length")
-    acc = np.array([r["share_accepted"] for r in rows])
-    ul = np.array([r["share_ul"] for r in rows])
-    dl = np.array([r["share_dl"] for r in rows])
-    w = 0.8 * (x[1] - x[0]) if len(x) > 1 else 1.0
-    ax[2].bar(x, acc, w, label="all accepted", color="tab:green")
-    ax[2].bar(x, ul, w, bottom=acc, label="corrected via UL", color="tab:blue")
-    ax[2].bar(x, dl, w, bottom=acc + ul, label="corrected via DL", color="tab:red")
-    ax[2].set_ylabel("fraction of devices")
-    ax[2].legend(fontsize=8, loc="lower right")
-    for a in ax:
-        a.set_xlabel("DL power budget P_dl (dBm)")
-        a.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    """Figs 7/8: goodput, mean draft length and the devices' outcomes vs P_dl, one panel a row."""
+    with figure_style() as plt:
+        x = np.array([r["x"] for r in rows])
+        fig, ax = plt.subplots(3, 1, figsize=(FIGURE_WIDTH_IN, 8.6), sharex=True)
+        ax[0].errorbar(x, [r["throughput"] for r in rows], yerr=[r["throughput_ci95"] for r in rows], marker="o",
+                       capsize=3)
+        ax[0].set_ylabel("sum goodput (tok/s)")
+        ax[1].errorbar(x, [r["mean_gamma"] for r in rows], yerr=[r["mean_gamma_ci95"] for r in rows], marker="s",
+                       color="tab:orange", capsize=3)
+        ax[1].set_ylabel("mean draft length")
+        acc = np.array([r["share_accepted"] for r in rows])
+        ul = np.array([r["share_ul"] for r in rows])
+        dl = np.array([r["share_dl"] for r in rows])
+        w = 0.8 * (x[1] - x[0]) if len(x) > 1 else 1.0
+        bars = [ax[2].bar(x, acc, w, color="tab:green"), ax[2].bar(x, ul, w, bottom=acc, color="tab:blue"),
+                ax[2].bar(x, dl, w, bottom=acc + ul, color="tab:red")]
+        ax[2].set_ylabel("share of devices")
+        ax[2].set_xlabel("DL power budget P_dl (dBm)")
+        fig.suptitle(_heading(rows, title))
+        figure_legend(fig, bars, ["all accepted", "corrected via UL", "corrected via DL"])
+        save_figure(fig, path)
+        plt.close(fig)
 
 
-_SCHEME_STYLE = {"optimal": ("tab:red", "o", "optimal mode selection"), "all_ul": ("tab:blue", "v", "all UL"),
+_SCHEME_STYLE = {"optimal": ("tab:red", "o", "optimal modes"), "all_ul": ("tab:blue", "v", "all UL"),
                  "all_dl": ("tab:green", "^", "all DL"), "random": ("tab:gray", "s", "random")}
 
 
 def plot_fig9(rows: list[dict], path: Path, title: str) -> None:
-    plt = _plt()
-    panels = list(dict.fromkeys(r["panel"] for r in rows))
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
-        for scheme in dict.fromkeys(r["scheme"] for r in rows):
-            rs = [r for r in rows if r["panel"] == panel and r["scheme"] == scheme]
-            c, m, lab = _SCHEME_STYLE.get(scheme, ("k", "o", scheme))
-            ax.errorbar([r["x"] for r in rs], [r["throughput"] for r in rs], yerr=[r["throughput_ci95"] for r in rs],
-                        color=c, marker=m, label=lab, capsize=3)
-        ax.set_title(f"P_dl/P_ul = {panel.split('=')[1]}")
-        ax.set_xlabel("number of devices K")
-        ax.set_ylabel("sum token goodput (tokens/s)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    """Figs 9/10: goodput vs K per scheme, one panel per P_dl/P_ul ratio, one panel a row."""
+    with figure_style() as plt:
+        panels = list(dict.fromkeys(r["panel"] for r in rows))
+        fig, axes = plt.subplots(len(panels), 1, figsize=(FIGURE_WIDTH_IN, 1.2 + 3.0 * len(panels)), sharex=True,
+                                 squeeze=False)
+        for ax, panel in zip(axes[:, 0], panels):
+            for scheme in dict.fromkeys(r["scheme"] for r in rows):
+                rs = [r for r in rows if r["panel"] == panel and r["scheme"] == scheme]
+                c, m, lab = _SCHEME_STYLE.get(scheme, ("k", "o", scheme))
+                ax.errorbar([r["x"] for r in rs], [r["throughput"] for r in rs],
+                            yerr=[r["throughput_ci95"] for r in rs], color=c, marker=m, label=lab, capsize=3)
+            ax.set_title(f"P_dl/P_ul = {panel.split('=')[1]}")
+            ax.set_ylabel("sum goodput (tok/s)")
+        axes[-1, 0].set_xlabel("number of devices K")
+        fig.suptitle(_heading(rows, title))
+        figure_legend(fig, *axes[0, 0].get_legend_handles_labels())
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 def plot_fig11(rows: list[dict], path: Path, title: str) -> None:
-    plt = _plt()
-    xs = list(dict.fromkeys(r["x"] for r in rows))
-    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
-    fig, ax = plt.subplots(figsize=(8, 4.2))
-    width = 0.8 / len(schemes)
-    for i, s in enumerate(schemes):
-        rs = {r["x"]: r for r in rows if r["scheme"] == s}
-        pos = np.arange(len(xs)) + (i - (len(schemes) - 1) / 2) * width
-        ax.bar(pos, [rs[x]["throughput"] for x in xs], width, yerr=[rs[x]["throughput_ci95"] for x in xs], capsize=2, label=s)
-    ax.set_xticks(np.arange(len(xs)), [f"{x:g}" for x in xs])
-    ax.set_xlabel("P_dl / P_ul (total power P_tot(K) fixed)")
-    ax.set_ylabel("sum token goodput (tokens/s)")
-    lo = min(r["throughput"] for r in rows)
-    ax.set_ylim(0.9 * lo, None)
-    ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=8)
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    """Fig 11: goodput per draft-length controller at each P_dl/P_ul ratio."""
+    with figure_style() as plt:
+        xs = list(dict.fromkeys(r["x"] for r in rows))
+        schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.2))
+        width = 0.8 / len(schemes)
+        for i, s in enumerate(schemes):
+            rs = {r["x"]: r for r in rows if r["scheme"] == s}
+            pos = np.arange(len(xs)) + (i - (len(schemes) - 1) / 2) * width
+            ax.bar(pos, [rs[x]["throughput"] for x in xs], width, yerr=[rs[x]["throughput_ci95"] for x in xs],
+                   capsize=2, label=s)
+        ax.set_xticks(np.arange(len(xs)), [f"{x:g}" for x in xs])
+        ax.set_xlabel("P_dl / P_ul (total power P_tot(K) fixed)")
+        ax.set_ylabel("sum goodput (tok/s)")
+        lo = min(r["throughput"] for r in rows)
+        ax.set_ylim(0.9 * lo, None)
+        ax.grid(False, axis="x")
+        fig.suptitle(_heading(rows, title))
+        figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=3)
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 # --------------------------------------------------------------------------- one entry point
@@ -285,7 +282,7 @@ def run_figure(name: str, out: str | Path, drops: int = 50, seed: int = 0, round
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / f"{name}.csv")
     write_csv(raw, out / f"{name}_drops.csv")
-    plot(rows, out / f"{name}.png", f"{title}\n{drops} drops × {rounds} rounds, seeds {seed}.., 95% CI")
+    plot(rows, out / f"{name}.png", title)
     return rows
 
 

@@ -197,7 +197,7 @@ def run_sensitivity(out: str | Path, drops: int = 20, seed: int = 0, rounds: int
     stem = "sensitivity_extended" if extended else "sensitivity"
     write_csv(rows, out / f"{stem}.csv")
     write_csv(raw, out / f"{stem}_drops.csv")
-    plot(rows, out / f"{stem}.png", f"{drops} drops × {rounds} rounds per point, seeds {seed}.., Qwen2.5 pair, {size} size")
+    plot(rows, out / f"{stem}.png")
     wall = time.perf_counter() - t0
     print(f"sensitivity: {len(names)} readings, {len(jobs)} episodes, wall time {wall:.0f} s → {out}/{stem}.csv")
     return rows
@@ -208,38 +208,48 @@ CLAIM_LABELS = {
     "C4": "C4 mean γ ≈ 2–3 at low P_dl", "C5": "C5 UL share falls, stays > 0", "C6": "C6 optimal modes best (Fig 9)",
     "C7": "C7 all-DL falls behind with K", "C8": "C8 greedy > uniform (Fig 11)", "C9": "C9 greedy > comp.-only",
 }
+#: the heat map's column heads: Fig 7's claims in the upper map, Figs 9 and 11's in the lower
+CLAIM_HEADS = ({"C1": "C1\nG rises", "C2": "C2\nG\nsaturates", "C3": "C3\nγ̄ rises", "C4": "C4\nγ̄ ≈ 2–3",
+                "C5": "C5\nUL share\nfalls"},
+               {"C6": "C6\noptimal\nbest", "C7": "C7\nall-DL\nbehind", "C8": "C8\ngreedy >\nuniform",
+                "C9": "C9\ngreedy >\ncomp.-only"})
+#: the heat map's row labels (a reading not named here shows its own name)
+READING_LABELS = {"T_ver per drafted token": "T_ver per token", "T_ver drafting devices only": "T_ver drafting only",
+                  "T_ver padded length": "T_ver padded", "alpha +0.05": "α + 0.05", "alpha -0.05": "α − 0.05",
+                  "Fig 7 P_ul 15 dBm": "Fig 7, P_ul 15 dBm"}
 
 
-def plot(rows: list[dict[str, Any]], path: Path, subtitle: str) -> None:
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """The claims × readings heat map (green: the claim holds, red: it fails; each cell the
+    tested value), Fig 7's claims above, Figs 9 and 11's below."""
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from baselines.report import FIGURE_WIDTH_IN, figure_style, save_figure
 
     names = list(dict.fromkeys(r["reading"] for r in rows))
-    claims_ = list(CLAIM_LABELS)
-    grid = np.full((len(names), len(claims_)), np.nan)
-    text = [["" for _ in claims_] for _ in names]
-    for r in rows:
-        i, j = names.index(r["reading"]), claims_.index(r["claim"])
-        grid[i, j] = 1.0 if r["holds"] else 0.0
-        v = r["value"]
-        text[i][j] = f"{v:.3f}" if r["claim"] in ("C6", "C7", "C8", "C9") else f"{v:.2f}"
-    fig, ax = plt.subplots(figsize=(11, 0.42 * len(names) + 2.2))
+    values = {(r["reading"], r["claim"]): r for r in rows}
     cmap = matplotlib.colors.ListedColormap(["#e6857a", "#8cc78c"])
-    ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
-    for i in range(len(names)):
-        for j in range(len(claims_)):
-            ax.text(j, i, text[i][j] if not np.isnan(grid[i, j]) else "—", ha="center", va="center", fontsize=7)
-    ax.set_xticks(range(len(claims_)))
-    ax.set_xticklabels([CLAIM_LABELS[c] for c in claims_], rotation=30, ha="right", fontsize=7)
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names, fontsize=8)
-    ax.set_title(f"Paper claims under each reading (green holds, red fails; cell = the tested value)\n{subtitle}",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure_style() as plt:
+        fig, axes = plt.subplots(2, 1, figsize=(FIGURE_WIDTH_IN, 2.2 + 0.62 * len(names)))
+        for ax, heads in zip(axes, CLAIM_HEADS):
+            claims_ = list(heads)
+            grid = np.full((len(names), len(claims_)), np.nan)
+            for i, n in enumerate(names):
+                for j, c in enumerate(claims_):
+                    r = values.get((n, c))
+                    if r is not None:
+                        grid[i, j] = 1.0 if r["holds"] else 0.0
+                    text = "—" if r is None else f"{r['value']:.3f}" if c in ("C6", "C7", "C8", "C9") else f"{r['value']:.2f}"
+                    ax.text(j, i, text, ha="center", va="center")
+            ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
+            ax.set_xticks(range(len(claims_)), [heads[c] for c in claims_])
+            ax.xaxis.tick_top()
+            ax.set_yticks(range(len(names)), [READING_LABELS.get(n, n) for n in names])
+            ax.tick_params(length=0)
+            ax.grid(False)
+        fig.suptitle("Paper claims under each reading\ngreen: holds, red: fails; cell: the tested value")
+        save_figure(fig, path)
+        plt.close(fig)
 
 
 __all__ = ["claims", "readings", "run_sensitivity", "build_jobs"]
