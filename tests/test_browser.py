@@ -6,15 +6,24 @@
   (``overflow-x: auto`` / ``scroll``);
 * a word of the navigation (an env id in the sidebar or the page's table of contents) or, on the
   wide window, of the page's title broken across lines;
-* unrendered math — TeX left as text (``$…$``, ``\\frac``, ``^(``, ``_{``) outside MathJax's output,
+* unrendered math — TeX left as text (``$…$``, ``\\frac``, ``\\_``, ``^(``, ``_{``) outside MathJax's output,
   a ``span.math``/``div.math`` MathJax did not typeset, or a MathJax error;
+* a formula written as plain text (``γ_k``, ``T_com``, ``τ^dl``, ``2^M``) in running text, outside
+  code and MathJax — except on the pages generated from the code's own docstrings and field
+  comments (:data:`PLAIN_NOTATION`), which write that notation on purpose;
+* on the wide window, a code block or a table that scrolls sideways (its content wider than the
+  column; not on the pages that list the source and the general index, :data:`SOURCE_LISTINGS`),
+  and a figure whose smallest label shows smaller than the body text: each
+  figure PNG records its smallest label in pixels (``msenv:label-px``, written by
+  ``baselines.report.save_figure``), which the check scales by the width the page shows it at;
+  a PNG without that record fails, except the environments' own frames (:data:`FRAMES`);
 * a broken image (``naturalWidth == 0``);
 * literal role markup (``:func:`…```) in the text.
 
 One Chromium process does it all (``--headless --dump-dom``): a harness page opens every page in
 an iframe of the window's size, runs the checks inside it once MathJax has typeset it, and writes
-the findings into its own DOM, which Chromium prints. No Python package beyond the standard
-library; skipped, saying so, when no Chromium is installed (``.ci/run`` installs Debian's).
+the findings into its own DOM, which Chromium prints (the figures' records are read in Python,
+``baselines.report.png_text``). Skipped, saying so, when no Chromium is installed (``.ci/run`` installs Debian's).
 A self-test runs the same checker on deliberately bad pages and expects each fault reported.
 """
 
@@ -25,18 +34,35 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
+import zlib
 import sys
 from pathlib import Path
 
 import pytest
 
+from baselines import report
+
 ROOT = Path(__file__).resolve().parents[1]
 WIDTHS = (1280, 390)
-#: pages whose text is the code's own docstrings and field comments, which write formulas in plain
-#: Unicode (β_k = 10^(ref_gain_db/10), S = Σ_{k∈D} 1/g_k^dl): there ``^(`` and ``_{`` are that
-#: notation, not lost TeX (``$…$``, ``\frac``, ``\(`` still fail them)
-PLAIN_NOTATION = {"api.html", "generated/configuration.html"}
+#: pages whose text is the code's own docstrings and field comments (the leaderboard's is each suite's
+#: description, part of every result file's checked record; the changelog is a record written as it
+#: was), which write formulas in plain Unicode (β_k = 10^(ref_gain_db/10),
+#: S = Σ_{k∈D} 1/g_k^dl): there ``x_k``, ``^(`` and ``_{`` are that notation, not lost TeX
+#: (``$…$``, ``\frac``, ``\(`` still fail them)
+PLAIN_NOTATION = ("api.html", "genindex.html", "changelog.html", "generated/configuration.html",
+                  "generated/controllers.html", "generated/environments.html", "generated/env-",
+                  "generated/leaderboard.html")
+#: images that are an environment's rendered frames (pictures of a round, as Gymnasium's pages show
+#: an episode), not figures: the label-size rule does not apply to them
+FRAMES = re.compile(r"(^|/)(render|MultiSpin-[\w-]+)\.(png|gif)$|\.gif$")
+#: pages that list the code's source as it is (its lines scroll, as in an editor, and its names are
+#: the code's), and the general index's two-column table of every name, which scrolls by design
+SOURCE_LISTINGS = ("_modules/", "genindex.html", "py-modindex.html")
+#: the window width from which code blocks and tables must fit their column and figures' labels
+#: must be as large as the body text (a phone scrolls them, and shows figures smaller)
+WIDE = 1024
 
 CHROMIUM = next((p for p in (os.environ.get("MSENV_CHROMIUM"), shutil.which("chromium"),
                              shutil.which("chromium-browser"), shutil.which("google-chrome"),
@@ -46,8 +72,8 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium instal
 
 #: runs inside each page (an iframe of the harness); resolves to a list of findings (strings)
 CHECK_JS = r"""
-async function msenvCheck(win, plainNotation) {
-  const doc = win.document, out = [];
+async function msenvCheck(win, plainNotation, wide, source) {
+  const doc = win.document, out = [], images = [];
   if (win.MathJax && win.MathJax.startup && win.MathJax.startup.promise) {
     try { await win.MathJax.startup.promise; } catch (e) { out.push("MathJax failed: " + e); }
   }
@@ -113,21 +139,46 @@ async function msenvCheck(win, plainNotation) {
   const clone = main.cloneNode(true);
   clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight, textarea").forEach(e => e.remove());
   const text = clone.textContent;
-  const raw = text.match(/\$[^$\s][^$]*\$|\\frac|\\sum|\\mathbb|\\(left|right)\b|\\\(|\\\[/) ||
+  const raw = text.match(/\$[^$\s][^$]*\$|\\frac|\\sum|\\mathbb|\\(left|right)\b|\\\(|\\\[|\w\\_/) ||
               (plainNotation ? null : text.match(/\w\^\(|_\{/));
   if (raw) out.push(`math: raw TeX in the text: "${raw[0].slice(0, 60)}"`);
+  // a formula as plain text: a letter (Latin or Greek) or bracket, then _ or ^, then a symbol
+  const plain = plainNotation ? null :
+    text.match(/[A-Za-z\u0370-\u03FF)\]]_[A-Za-z0-9\u0370-\u03FF{(]|[A-Za-z0-9\u0370-\u03FF)\]]\^[\w\u0370-\u03FF({\u2212-]/);
+  if (plain) { const i = plain.index;
+    out.push(`math: a formula in plain text: "${text.slice(Math.max(0, i - 20), i + 20).replace(/\s+/g, " ").trim()}"`); }
+  if (wide) {
+    // code and tables fit the column on a wide window (shell commands and output wrap by design)
+    for (const pre of (source ? [] : doc.querySelectorAll("article div.highlight pre"))) {
+      if (!visible(pre) || pre.scrollWidth <= pre.clientWidth + 1) continue;
+      out.push(`scrolls: a code block ${pre.scrollWidth}px wide in its ${pre.clientWidth}px box: ` +
+               `"${(pre.textContent.split("\n").reduce((a, b) => b.length > a.length ? b : a, "")).trim().slice(0, 60)}"`);
+    }
+    for (const t of (source ? [] : doc.querySelectorAll("article table"))) {
+      if (!visible(t) || t.closest(".summary-box")) continue;
+      const box = t.parentElement, ox = box ? win.getComputedStyle(box).overflowX : "";
+      if (t.scrollWidth > t.clientWidth + 1 ||
+          ((ox === "auto" || ox === "scroll") && box.scrollWidth > box.clientWidth + 1))
+        out.push(`scrolls: a table ${t.scrollWidth}px wide in its ${t.clientWidth}px box: ${describe(t.querySelector("tr") || t)}`);
+    }
+    const body = parseFloat(win.getComputedStyle(doc.querySelector("article p") || main).fontSize);
+    for (const img of doc.querySelectorAll("article img"))
+      if (visible(img) && img.naturalWidth && !img.getAttribute("src").includes("_static/"))
+      images.push({src: img.getAttribute("src"), natural: img.naturalWidth,
+                   shown: img.getBoundingClientRect().width, body: body});
+  }
   const role = text.match(/:(func|class|meth|mod|attr|ref|doc|data|obj|exc|py:\w+):`[^`]*`?/);
   if (role) out.push(`literal role markup: "${role[0].slice(0, 60)}"`);
   // images
   for (const img of doc.images) if (img.naturalWidth === 0) out.push(`broken image: ${img.getAttribute("src")}`);
-  return out;
+  return {faults: out, images: images};
 }
 """
 
 HARNESS = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0}
 iframe{border:0;display:block}</style></head><body><iframe id="f"></iframe><pre id="msenv-result"></pre>
 <script>%(check)s
-const PAGES = %(pages)s, WIDTHS = %(widths)s, PLAIN = %(plain)s;
+const PAGES = %(pages)s, WIDTHS = %(widths)s, PLAIN = %(plain)s, WIDE = %(wide)d, SOURCE = %(source)s;
 function load(frame, url) {
   return new Promise(resolve => { frame.onload = () => resolve(); frame.src = url; });
 }
@@ -136,8 +187,10 @@ function load(frame, url) {
   for (const w of WIDTHS) {
     frame.style.width = w + "px"; frame.style.height = "900px";
     for (const p of PAGES) {
-      try { await load(frame, p); result[p + " @" + w + "px"] = await msenvCheck(frame.contentWindow, PLAIN.includes(p)); }
-      catch (e) { result[p + " @" + w + "px"] = ["the check itself failed: " + e]; }
+      try { await load(frame, p); result[p + " @" + w + "px"] = await msenvCheck(frame.contentWindow,
+                                                PLAIN.concat(SOURCE).some(q => p.startsWith(q)), w >= WIDE,
+                                                SOURCE.some(q => p.startsWith(q))); }
+      catch (e) { result[p + " @" + w + "px"] = {faults: ["the check itself failed: " + e], images: []}; }
     }
   }
   document.getElementById("msenv-result").textContent = "MSENV-RESULT" + JSON.stringify(result) + "MSENV-END";
@@ -150,7 +203,8 @@ def check_pages(site: Path, pages: list[str], widths=WIDTHS, timeout: float = 30
     """Every page of ``pages`` (paths relative to ``site``) → its findings, [] when it is clean."""
     harness = site / "_msenv_browser_check.html"
     harness.write_text(HARNESS % {"check": CHECK_JS, "pages": json.dumps(pages), "widths": json.dumps(list(widths)),
-                                  "plain": json.dumps(sorted(PLAIN_NOTATION))})
+                                  "plain": json.dumps(PLAIN_NOTATION), "wide": WIDE,
+                                  "source": json.dumps(SOURCE_LISTINGS)})
     profile = site.parent / f".chromium-profile-{os.getpid()}"
     try:
         r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -162,7 +216,27 @@ def check_pages(site: Path, pages: list[str], widths=WIDTHS, timeout: float = 30
         shutil.rmtree(profile, ignore_errors=True)
     m = re.search(r"MSENV-RESULT(.*?)MSENV-END", r.stdout, flags=re.S)
     assert m, f"Chromium printed no result (exit {r.returncode}): {r.stderr[-2000:]}"
-    return json.loads(htmllib.unescape(m.group(1)))
+    found = {}
+    for key, seen in json.loads(htmllib.unescape(m.group(1))).items():
+        page = site / key.rsplit(" @", 1)[0]
+        found[key] = seen["faults"] + [f for img in seen["images"] for f in _label_faults(page, img)]
+    return found
+
+
+def _label_faults(page: Path, img: dict) -> list[str]:
+    """A figure's smallest label as shown on ``page`` against the body text (see the module's doc)."""
+    src = img["src"].split("#")[0].split("?")[0]
+    if FRAMES.search(src) or not src.lower().endswith(".png"):
+        return []
+    path = (page.parent / src).resolve()
+    px = report.png_text(path).get(report.LABEL_PX_KEY) if path.is_file() else None
+    if px is None:
+        return [f"figure: {src} records no label size (msenv:label-px); draw it with baselines.report.save_figure"]
+    shown = float(px) * img["shown"] / img["natural"]
+    if shown + 0.05 < img["body"]:
+        return [f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "
+                f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)"]
+    return []
 
 
 def _html_pages(site: Path) -> list[str]:
@@ -170,27 +244,74 @@ def _html_pages(site: Path) -> list[str]:
                   if not p.name.startswith("_msenv") and "_static" not in p.parts)
 
 
+def _png(path: Path, width: int, height: int, text: dict[str, str] | None = None) -> None:
+    """A grey PNG of ``width`` × ``height`` with ``text`` as tEXt chunks (standard library only)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\0" + b"\x80" * width for _ in range(height))
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+                     + b"".join(chunk(b"tEXt", k.encode() + b"\0" + v.encode()) for k, v in (text or {}).items())
+                     + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def test_png_text_reads_the_records_a_png_carries(tmp_path):
+    _png(tmp_path / "a.png", 3, 2, {"msenv:label-px": "25.0", "Software": "x"})
+    assert report.png_text(tmp_path / "a.png") == {"msenv:label-px": "25.0", "Software": "x"}
+    _png(tmp_path / "b.png", 3, 2)
+    assert report.png_text(tmp_path / "b.png") == {}
+    (tmp_path / "c.png").write_bytes((tmp_path / "a.png").read_bytes()[:-5] + b"xxxxx")
+    with pytest.raises(ValueError, match="fails its CRC"):
+        report.png_text(tmp_path / "c.png")
+
+
 @needs_chromium
-def test_the_checker_reports_an_overflowing_page_a_broken_image_raw_math_and_a_role(tmp_path):
+def test_the_checker_reports_each_kind_of_fault(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
-    page = ("<!doctype html><html><head><style>body{margin:0} article{width:600px}</style></head>"
-            "<body><article>%s</article></body></html>")
+    page = ("<!doctype html><html><head><style>body{margin:0;font-size:16px} article{width:600px}"
+            "pre{overflow-x:auto}</style></head><body><article><p>text</p>%s</article></body></html>")
     (site / "wide.html").write_text(page % '<div style="width:900px">a table too wide for its column</div>')
     (site / "document.html").write_text(page % '<p style="position:absolute;left:2000px">far right</p>')
     (site / "scrolls.html").write_text(page % '<div style="overflow-x:auto"><div style="width:900px">'
                                        'scrolls visibly</div></div>')
     (site / "image.html").write_text(page % '<img src="missing.png" alt="missing">')
     (site / "math.html").write_text(page % "<p>the goodput is $G = \\frac{A}{T}$</p>")
+    (site / "escaped.html").write_text(page % "<p>the field draft\\_scale\\_max\\_range</p>")
+    (site / "notation.html").write_text(page % "<p>each device drafts γ_k tokens, at most 2^M</p>")
     (site / "role.html").write_text(page % "<p>see :func:`msenv.make_cell_env`</p>")
-    (site / "clean.html").write_text(page % "<p>nothing wrong here</p>")
+    (site / "code.html").write_text(page % ('<div class="highlight"><pre>short\nenv = msenv.make(' + "x, " * 80
+                                            + ')</pre></div>'))
+    (site / "table.html").write_text(page % '<div style="overflow-x:auto"><table><tr><td style="min-width:900px">'
+                                     'ten columns</td></tr></table></div>')
+    _png(site / "small.png", 1200, 40, {"msenv:label-px": "20"})  # shown at 600 px: 10 px labels
+    _png(site / "large.png", 1200, 40, {"msenv:label-px": "40"})  # shown at 600 px: 20 px labels
+    _png(site / "bare.png", 300, 40)
+    _png(site / "render.png", 300, 40)  # an env's frame: no record needed
+    (site / "small-labels.html").write_text(page % '<img src="small.png" style="width:600px">')
+    (site / "no-record.html").write_text(page % '<img src="bare.png">')
+    (site / "clean.html").write_text(page % ('<p>nothing wrong here, <code>p_dl_dbm</code> in code</p>'
+                                             '<div class="highlight"><pre>short = 1</pre></div>'
+                                             '<img src="large.png" style="width:600px"><img src="render.png">'))
     found = check_pages(site, _html_pages(site), widths=(1280,))
-    assert any("reaches 300px past" in f for f in found["wide.html @1280px"]), found
-    assert any("the document is" in f for f in found["document.html @1280px"]), found
-    assert any("broken image: missing.png" in f for f in found["image.html @1280px"]), found
-    assert any("raw TeX" in f for f in found["math.html @1280px"]), found
-    assert any("literal role markup" in f for f in found["role.html @1280px"]), found
+    one = {name: found[f"{name}.html @1280px"] for name in
+           ("wide", "document", "image", "math", "escaped", "notation", "role", "code", "table",
+            "small-labels", "no-record")}
+    assert any("reaches 300px past" in f for f in one["wide"]), found
+    assert any("the document is" in f for f in one["document"]), found
+    assert any("broken image: missing.png" in f for f in one["image"]), found
+    assert any("raw TeX" in f for f in one["math"]), found
+    assert any('raw TeX in the text: "t\\_"' in f for f in one["escaped"]), found
+    assert any('a formula in plain text: "' in f and "γ_k" in f for f in one["notation"]), found
+    assert any("literal role markup" in f for f in one["role"]), found
+    assert any("scrolls: a code block" in f and "msenv.make(" in f for f in one["code"]), found
+    assert any("scrolls: a table" in f for f in one["table"]), found
+    assert any("small.png's smallest label shows at 10.0px, under the body text's 16px" in f
+               for f in one["small-labels"]), found
+    assert any("bare.png records no label size" in f for f in one["no-record"]), found
     assert found["scrolls.html @1280px"] == [] and found["clean.html @1280px"] == [], found
+    # a phone scrolls code and tables and shows figures smaller: those rules are the wide window's
+    narrow = check_pages(site, ["code.html", "table.html", "small-labels.html"], widths=(390,))
+    assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for v in narrow.values()), narrow
 
 
 @needs_chromium
