@@ -11,6 +11,8 @@
 * a formula written as plain text (``γ_k``, ``T_com``, ``τ^dl``, ``2^M``) in running text, outside
   code and MathJax — except on the pages generated from the code's own docstrings and field
   comments (:data:`PLAIN_NOTATION`), which write that notation on purpose;
+* a shell block (commands, program output) that scrolls sideways at any width: they wrap, so a
+  command copied from a phone is whole;
 * on the wide window, a code block or a table that scrolls sideways (its content wider than the
   column; not on the pages that list the source and the general index, :data:`SOURCE_LISTINGS`),
   and a figure whose smallest label shows smaller than the body text: each
@@ -72,6 +74,7 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium instal
 
 #: runs inside each page (an iframe of the harness); resolves to a list of findings (strings)
 CHECK_JS = r"""
+const SHELL = ["bash", "sh", "console", "text", "shell"].map(l => `article div.highlight-${l} pre`).join(", ");
 async function msenvCheck(win, plainNotation, wide, source) {
   const doc = win.document, out = [], images = [];
   if (win.MathJax && win.MathJax.startup && win.MathJax.startup.promise) {
@@ -147,8 +150,12 @@ async function msenvCheck(win, plainNotation, wide, source) {
     text.match(/[A-Za-z\u0370-\u03FF)\]]_[A-Za-z0-9\u0370-\u03FF{(]|[A-Za-z0-9\u0370-\u03FF)\]]\^[\w\u0370-\u03FF({\u2212-]/);
   if (plain) { const i = plain.index;
     out.push(`math: a formula in plain text: "${text.slice(Math.max(0, i - 20), i + 20).replace(/\s+/g, " ").trim()}"`); }
+  // shell commands and program output wrap at every width (a command copied from a phone is whole)
+  for (const pre of doc.querySelectorAll(SHELL)) if (visible(pre) && pre.scrollWidth > pre.clientWidth + 1)
+    out.push(`scrolls: a shell block ${pre.scrollWidth}px wide in its ${pre.clientWidth}px box: ` +
+             `"${pre.textContent.trim().slice(0, 60)}"`);
   if (wide) {
-    // code and tables fit the column on a wide window (shell commands and output wrap by design)
+    // code and tables fit the column on a wide window
     for (const pre of (source ? [] : doc.querySelectorAll("article div.highlight pre"))) {
       if (!visible(pre) || pre.scrollWidth <= pre.clientWidth + 1) continue;
       out.push(`scrolls: a code block ${pre.scrollWidth}px wide in its ${pre.clientWidth}px box: ` +
@@ -281,6 +288,8 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     (site / "role.html").write_text(page % "<p>see :func:`msenv.make_cell_env`</p>")
     (site / "code.html").write_text(page % ('<div class="highlight"><pre>short\nenv = msenv.make(' + "x, " * 80
                                             + ')</pre></div>'))
+    (site / "shell.html").write_text(page % ('<div class="highlight-bash"><div class="highlight"><pre>'
+                                             'pip install -e "' + ".[all]" * 60 + '"</pre></div></div>'))
     (site / "table.html").write_text(page % '<div style="overflow-x:auto"><table><tr><td style="min-width:900px">'
                                      'ten columns</td></tr></table></div>')
     _png(site / "small.png", 1200, 40, {"msenv:label-px": "20"})  # shown at 600 px: 10 px labels
@@ -295,7 +304,7 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     found = check_pages(site, _html_pages(site), widths=(1280,))
     one = {name: found[f"{name}.html @1280px"] for name in
            ("wide", "document", "image", "math", "escaped", "notation", "role", "code", "table",
-            "small-labels", "no-record")}
+            "small-labels", "no-record", "shell")}
     assert any("reaches 300px past" in f for f in one["wide"]), found
     assert any("the document is" in f for f in one["document"]), found
     assert any("broken image: missing.png" in f for f in one["image"]), found
@@ -305,13 +314,15 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     assert any("literal role markup" in f for f in one["role"]), found
     assert any("scrolls: a code block" in f and "msenv.make(" in f for f in one["code"]), found
     assert any("scrolls: a table" in f for f in one["table"]), found
+    assert any('scrolls: a shell block' in f and "pip install -e" in f for f in one["shell"]), found
     assert any("small.png's smallest label shows at 10.0px, under the body text's 16px" in f
                for f in one["small-labels"]), found
     assert any("bare.png records no label size" in f for f in one["no-record"]), found
     assert found["scrolls.html @1280px"] == [] and found["clean.html @1280px"] == [], found
     # a phone scrolls code and tables and shows figures smaller: those rules are the wide window's
-    narrow = check_pages(site, ["code.html", "table.html", "small-labels.html"], widths=(390,))
-    assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for v in narrow.values()), narrow
+    narrow = check_pages(site, ["code.html", "table.html", "small-labels.html", "shell.html"], widths=(390,))
+    assert any("scrolls: a shell block" in f for f in narrow["shell.html @390px"]), narrow
+    assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for k, v in narrow.items() if "shell" not in k)
 
 
 @needs_chromium
