@@ -7,6 +7,8 @@ import csv
 import json
 import os
 import re
+import struct
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -277,9 +279,6 @@ def save_figure(fig: Any, path: str | os.PathLike) -> float:
 def png_chunks(path: str | os.PathLike) -> list[tuple[bytes, bytes]]:
     """(type, data) of every chunk of a PNG file up to ``IEND``; ``ValueError`` if the file is not a
     PNG or a chunk fails its CRC."""
-    import struct
-    import zlib
-
     b = Path(path).read_bytes()
     if b[:8] != b"\x89PNG\r\n\x1a\n":
         raise ValueError(f"{path} is not a PNG")

@@ -26,7 +26,7 @@ import numpy as np
 
 from baselines.harness import ControllerFactory, EpisodeStats, run_episode
 from baselines.parallel import parallel_map
-from baselines.report import FIGURE_WIDTH_IN, ci95, figure_style, save_figure, figure_legend, write_csv
+from baselines.report import FIGURE_WIDTH_IN, ci95, figure_legend, figure_style, save_figure, write_csv
 from msenv import preset
 from msenv.config import SystemConfig
 

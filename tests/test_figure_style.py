@@ -26,17 +26,14 @@ DOCS = ROOT / "docs"
 FRAMES = {"docs/figures/render.png"}
 
 
-png_chunks, png_text = report.png_chunks, report.png_text
-
-
 def png_size(path: Path) -> tuple[int, int]:
-    kind, data = png_chunks(path)[0]
+    kind, data = report.png_chunks(path)[0]
     assert kind == b"IHDR"
     return struct.unpack(">II", data[:8])
 
 
 def recorded_label_px(path: Path) -> float:
-    text = png_text(path)
+    text = report.png_text(path)
     assert report.LABEL_PX_KEY in text, f"{path.relative_to(ROOT)} has no {report.LABEL_PX_KEY} text chunk: not written by save_figure"
     return float(text[report.LABEL_PX_KEY])
 
