@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from msenv import CELL_IDS, ENV_IDS, env_config
-from msenv.config import MODE_POLICIES, SystemConfig, parse_overrides
-from msenv.engine.kinds import engine_of
+from msenv.config import MODE_POLICIES, DynamicsConfig, SystemConfig, parse_overrides
+from msenv.envs.cells import config_label, layout_of
 
 BASELINES = ("greedy-saa", "optimal-uniform", "computation-only", "fixed-4")
 #: added on the model §11 ids (there greedy-saa is the plug-in greedy: posterior-mean α, gains as shown)
@@ -252,7 +252,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
             check_entries([parse_entry(n) for n in args.baselines], cfg)
         except (KeyError, ValueError) as e:
             ap.error(f"--baselines: {e.args[0] if e.args else e}")
-    cells = hasattr(cfg, "k_range")
+    cells = layout_of(cfg).masked
     if args.policy_kwargs is not None:  # refused now, not after the baselines' minutes
         from agents.ppo import check_policy_kwargs
 
@@ -274,9 +274,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
 
 def cell_label(cfg) -> str:
     """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
-    if hasattr(cfg, "k_range"):
-        return f"{cfg.base.preset}, cells of K {cfg.k_range[0]}…{cfg.k_range[1]} (k_max {cfg.k_max})"
-    return f"{cfg.preset}, K={cfg.num_devices}, P_dl={cfg.p_dl_dbm:g} dBm"
+    return config_label(cfg)
 
 
 def default_log_dir(env_id: str, quick: bool = False) -> str:
@@ -478,7 +476,7 @@ def default_baselines(env_id: str, cfg) -> tuple[str, ...]:
     and the id's own (:func:`agents.defaults.id_baselines`)."""
     from agents.defaults import id_baselines
 
-    dynamic = not hasattr(cfg, "k_range") and engine_of(cfg).dynamic
+    dynamic = not layout_of(cfg).masked and cfg.dynamics != DynamicsConfig()
     return BASELINES + (DYNAMIC_BASELINES if dynamic else ()) + id_baselines(env_id)
 
 

@@ -72,13 +72,13 @@ class BudgetLayout(NamedTuple):
 def budget_layout(config) -> BudgetLayout:
     """The layout of a cell generator's (:class:`~msenv.envs.cells.CellConfig`) observation; a
     single-cell config is refused (``ValueError``): the map reads the generator's speed entry."""
-    from msenv.envs.cells import CellConfig, row_size
-    from msenv.engine.observation import GLOBAL_FEATURES
+    from msenv import layout_of
 
-    if not isinstance(config, CellConfig):
+    lay = layout_of(config)
+    if not lay.masked:
         raise ValueError(f"the budget action needs a cell generator's config (msenv/MultiSpin-Cells-v0), got "
                          f"{type(config).__name__}; allowed: a CellConfig")
-    return BudgetLayout(row_size(config.base), GLOBAL_FEATURES + 1, config.gamma_max)
+    return BudgetLayout(lay.row, lay.n_globals, lay.gamma_max)
 
 
 def speed_ratios(obs: np.ndarray, layout: BudgetLayout) -> tuple[np.ndarray, np.ndarray]:

@@ -21,10 +21,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from baselines.base import Controller
-from msenv.envs.cells import pad_observation, row_size
+from msenv import layout_of
 from msenv.config import SystemConfig
-from msenv.engine.functional import RoundContext
-from msenv.engine.observation import obs_size
+from msenv.engine.context import RoundContext
+from msenv.engine.observation import Layout
+from msenv.envs.cells import config_from_dict, pad_observation
 
 from .mlp import NumpyPolicy
 from .policies import Policy
@@ -38,7 +39,7 @@ class CellLayout(NamedTuple):
     """The layout of the cell a cell generator's agent last decided in (worked out once per cell)."""
 
     config: SystemConfig  #: the cell's config
-    obs_size: int  #: the width of its single-cell observation
+    layout: Layout  #: its single-cell layout
 
 
 def numpy_policy(sb3_policy, config) -> Policy:
@@ -132,10 +133,9 @@ class PPOController(Controller):
         observations or draft lengths this agent cannot read or give — what a harness checks
         before it starts any episode."""
         self.policy.check_config(config, self.name, self.frame_stack)
-        cell = config.base if hasattr(config, "k_range") else config
-        n = self.policy.n_choices
-        if n != cell.gamma_max + 1:
-            raise ValueError(f"agent {self.name!r} chooses draft lengths 0..{n - 1}; this env's are 0..{cell.gamma_max} "
+        n, gamma_max = self.policy.n_choices, layout_of(config).gamma_max
+        if n != gamma_max + 1:
+            raise ValueError(f"agent {self.name!r} chooses draft lengths 0..{n - 1}; this env's are 0..{gamma_max} "
                              "(gamma_max differs)")
 
     def _as_generator_shows(self, context: RoundContext, obs: np.ndarray) -> np.ndarray:
@@ -144,12 +144,14 @@ class PPOController(Controller):
         worked out once, not per decision)."""
         cfg = context.config
         if self._layout is None or self._layout.config is not cfg:
-            if row_size(cfg) != self.policy.n_features:
+            lay = layout_of(cfg)
+            if lay.row + 1 != self.policy.n_features:
                 raise ValueError(f"agent {self.name!r} reads device rows of {self.policy.n_features} entries; this "
-                                 f"cell's have {row_size(cfg)} (another model: e.g. the §11 dynamics add entries)")
-            self._layout = CellLayout(cfg, obs_size(cfg))
-        if np.shape(obs)[-1] == self._layout.obs_size:  # a single-cell env's observation
-            obs = pad_observation(np.asarray(obs), cfg, context.t_draft, cfg.num_devices)
+                                 f"cell's have {lay.row + 1} (another model: e.g. the §11 dynamics add entries)")
+            self._layout = CellLayout(cfg, lay)
+        lay = self._layout.layout
+        if np.shape(obs)[-1] == lay.obs_size:  # a single-cell env's observation
+            obs = pad_observation(np.asarray(obs), lay, context.t_draft, cfg.t_draft_ref_s, cfg.num_devices)
         return obs
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
@@ -169,11 +171,7 @@ class PPOController(Controller):
 def load_config(data: dict[str, Any]):
     """A saved agent's config: a :class:`~msenv.envs.cells.CellConfig` (an agent of the cell generator)
     or a :class:`~msenv.SystemConfig`."""
-    if "k_range" in data:
-        from msenv.envs.cells import CellConfig
-
-        return CellConfig.from_dict(data)
-    return SystemConfig.from_dict(data)
+    return config_from_dict(data)
 
 
 def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:

@@ -2,9 +2,9 @@
 
 ``kind="batched"`` (default): :class:`msenv.envs.vector.MultiSpinVectorEnv` behind the SB3 adapter —
 all envs in one process, one kernel call per step (measured ≈ 50× SyncVectorEnv at N = 1024);
-for a cell generator (:class:`~msenv.envs.cells.CellConfig`: each env its own K) the padded
-:class:`msenv.envs.cells_vector.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``),
-or, for a base with the model §11 dynamics, the ``DummyVecEnv``.
+for a cell generator (:class:`~msenv.config.CellConfig`: each env its own K) the padded
+:class:`msenv.envs.cells_vector.MultiSpinCellsVectorEnv` (the same trajectories as the ``DummyVecEnv``;
+:func:`msenv.make_vector_env` picks the class).
 ``kind="subproc"``: SB3 ``SubprocVecEnv`` (start method ``spawn``) of Monitor-wrapped single envs;
 ``kind="dummy"``: ``DummyVecEnv`` of the same. All kinds carry the same scalar info keys.
 """
@@ -19,13 +19,11 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.envs.cells import CellConfig, make_env
-from msenv.envs.cells_vector import MultiSpinCellsVectorEnv
-from msenv.config import SystemConfig
-from msenv.engine.kinds import engine_of
+from msenv.config import CellConfig, SystemConfig
+from msenv.envs.cells import make_env
+from msenv.envs.cells_vector import make_vector_env
 from msenv.envs.env import SUMMARY_KEYS, RoundMetrics
 from msenv.envs.sb3 import SB3VecEnv, what_if
-from msenv.envs.vector import MultiSpinVectorEnv
 
 VEC_KINDS = ("batched", "subproc", "dummy")
 MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
@@ -60,11 +58,8 @@ def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Seq
         raise ValueError(f"seed list has {len(seed)} entries; expected n_envs={n_envs}")
     if kind not in VEC_KINDS:
         raise ValueError(f"vec env kind={kind!r} is invalid; allowed: {', '.join(VEC_KINDS)}")
-    if kind == "batched" and isinstance(config, CellConfig) and not engine_of(config.base).pads_cells:
-        kind = "dummy"
     if kind == "batched":
-        batched = MultiSpinCellsVectorEnv if isinstance(config, CellConfig) else MultiSpinVectorEnv
-        venv: VecEnv = SB3VecEnv(batched(n_envs, config))
+        venv: VecEnv = SB3VecEnv(make_vector_env(config, n_envs))
     elif kind == "subproc":
         venv = SubprocVecEnv([_SingleFactory(config) for _ in range(n_envs)], start_method="spawn")
     else:

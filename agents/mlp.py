@@ -54,15 +54,10 @@ class NumpyPolicy:
         return len(self.nvec)
 
     def check_config(self, config, name: str, frame_stack: int = 1) -> None:
-        from msenv.engine.observation import GLOBAL_FEATURES, obs_size
-        from msenv.envs.cells import row_size
+        from msenv import layout_of
 
-        cells = hasattr(config, "k_range")
-        cell = config.base if cells else config
-        if cells:
-            size, devices = config.k_max * row_size(cell) + GLOBAL_FEATURES + 1, config.k_max
-        else:
-            size, devices = obs_size(cell), cell.num_devices
+        lay = layout_of(config)
+        size, devices = lay.obs_size, lay.slots
         width = self.reads(None, frame_stack)[0]
         if width != size or len(self.nvec) != devices:
             raise ValueError(f"agent {name!r} reads observations of {width} entries and decides for "

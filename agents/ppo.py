@@ -89,6 +89,7 @@ def check_policy_kwargs(config, policy: str, policy_kwargs: dict) -> None:
     """Build (and drop) the policy ``make_ppo(policy=...)`` would build for an env of ``config``
     with ``policy_kwargs``: a bad or unknown keyword raises its ``ValueError`` / ``TypeError``
     before any training starts."""
+    from msenv import layout_of
     from msenv.envs.cells import make_env
 
     from .budget import budget_layout
@@ -106,5 +107,5 @@ def check_policy_kwargs(config, policy: str, policy_kwargs: dict) -> None:
         if policy == "budget":
             from gymnasium import spaces
 
-            act_space = spaces.MultiDiscrete([budget_layout(config).n_levels] + [2] * config.k_max)
+            act_space = spaces.MultiDiscrete([budget_layout(config).n_levels] + [2] * layout_of(config).slots)
     cls(obs_space, act_space, lambda _: 3e-4, **kw)

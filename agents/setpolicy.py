@@ -18,6 +18,8 @@ import numpy as np
 import torch as th
 from torch import nn
 
+from msenv import layout_of
+
 from .distributions import MultiSpinPolicy
 from .threads import one_blas_thread
 
@@ -293,13 +295,14 @@ class NumpySetPolicy:
 
     def reads(self, config, frame_stack: int) -> tuple[int | None, str]:
         f, g = self.n_features, self.n_globals
+        lay = None if config is None else layout_of(config)
         if self.masked:
-            k = getattr(config, "k_max", None)
+            k = lay.slots if lay is not None and lay.masked else None
             trained = f"k_max = {k} as trained, another k_max too" if k else "any k_max"
             return (None if k is None else k * f + g), (
                 f"the cell generator's padded observation, k_max·{f} + {g} entries ({trained}), each row's last entry "
                 f"(its mask) 0 or 1; a single-cell env's observation goes through act(context, obs), which pads it")
-        k = getattr(config, "num_devices", None)
+        k = lay.slots if lay is not None and not lay.masked else None
         trained = f"K = {k} as trained, another K too" if k else "any K"
         return (None if k is None else k * f + g), f"K·{f} + {g} entries for K devices ({trained})"
 
@@ -317,22 +320,19 @@ class NumpySetPolicy:
         return (x.shape[-1] - self.n_globals) // self.n_features
 
     def check_config(self, config, name: str, frame_stack: int = 1) -> None:
-        from msenv.engine.observation import GLOBAL_FEATURES, device_features
-        from msenv.envs.cells import row_size
-
-        cells = hasattr(config, "k_range")
-        cell = config.base if cells else config
+        lay = layout_of(config)
         f, g = self.n_features, self.n_globals
         if self.masked:
-            if row_size(cell) != f or g != GLOBAL_FEATURES + 1:
+            padded = lay if lay.masked else lay.padded(lay.slots)  # a single cell's rows, as the generator pads them
+            if padded.row != f or padded.n_globals != g:
                 raise ValueError(f"agent {name!r} reads device rows of {f} entries; this cell's have "
-                                 f"{row_size(cell)} (another model: e.g. the §11 dynamics add entries)")
-        elif cells:
+                                 f"{padded.row} (another model: e.g. the §11 dynamics add entries)")
+        elif lay.masked:
             raise ValueError(f"agent {name!r} reads single-cell observations (device rows of {f} entries); "
                              "the cell generator's env shows padded ones: use a cell generator's agent")
-        elif device_features(cell) != f or g != GLOBAL_FEATURES:
+        elif lay.row != f or lay.n_globals != g:
             raise ValueError(f"agent {name!r} reads device rows of {f} entries; this env's have "
-                             f"{device_features(cell)} (another model: e.g. the §11 dynamics add entries)")
+                             f"{lay.row} (another model: e.g. the §11 dynamics add entries)")
 
     def to_portable(self) -> tuple[dict, dict[str, np.ndarray]]:
         layout = {"n_features": self.n_features, "n_globals": self.n_globals, "hidden": self.hidden,
@@ -407,12 +407,8 @@ def set_layout(config) -> dict:
     """The ``policy_kwargs`` of :class:`DeviceSetPolicy` for an env of ``config``: a
     :class:`~msenv.SystemConfig` (K rows, 2 globals) or a :class:`~msenv.envs.cells.CellConfig`
     (k_max rows with their mask, 3 globals)."""
-    from msenv.envs.cells import CellConfig
-    from msenv.engine.observation import GLOBAL_FEATURES
-
-    if isinstance(config, CellConfig):
-        return dict(n_devices=config.k_max, n_globals=GLOBAL_FEATURES + 1, masked=True)
-    return dict(n_devices=config.num_devices, n_globals=GLOBAL_FEATURES, masked=False)
+    lay = layout_of(config)
+    return dict(n_devices=lay.slots, n_globals=lay.n_globals, masked=lay.masked)
 
 
 __all__ = ["POOLINGS", "DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy", "set_layout"]

@@ -58,15 +58,7 @@ def check_output(controller: Controller, gamma, context: RoundContext) -> np.nda
 def controller_context(controller: Controller, env) -> RoundContext:
     """The context a controller may see: what the server observes, or — for oracle
     controllers — the part of the truth their ``oracle`` attribute names."""
-    mode = getattr(controller, "oracle", False)
-    if mode is True:
-        return env.oracle_context
-    if mode:
-        from msenv.engine.functional import context
-
-        env = env.unwrapped
-        return context(env.state, getattr(env, "cell", None) or env.config, 0, oracle=mode)
-    return env.context
+    return env.unwrapped.round_context(getattr(controller, "oracle", False))
 
 
 class ContextPredictor:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from baselines.evaluate import make_entries, run_and_report
-from msenv import ENV_IDS, resolve_config
-from msenv.engine.kinds import engine_of
+from msenv import DYNAMIC_IDS, ENV_IDS, resolve_config
 
 #: the table's episodes: held out from training (train.py evaluates on seeds 10000..)
 EPISODES, ROUNDS, SEED = 50, 30, 20_000
@@ -26,7 +25,7 @@ DYNAMIC_CONTROLLERS = ("plug-in-greedy", "bayes-saa", "oracle-greedy", "optimal-
 
 def controllers_for(env_id: str) -> tuple[str, ...]:
     """The controllers of ``env_id``'s table, its reference first."""
-    return DYNAMIC_CONTROLLERS if engine_of(resolve_config(ENV_IDS[env_id])).dynamic else PAPER_CONTROLLERS
+    return DYNAMIC_CONTROLLERS if env_id in DYNAMIC_IDS else PAPER_CONTROLLERS
 
 
 def table_name(env_id: str) -> str:

@@ -18,10 +18,12 @@ import gymnasium
 from .model._numeric import compile_notice
 
 with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
-    from .config import PRESETS, SystemConfig, preset, resolve_config
+    from .config import PRESETS, CellConfig, DynamicsConfig, SystemConfig, preset, resolve_config
     from .engine.context import RoundContext
-    from .engine.kinds import engine_of
-    from .envs.env import INFO_KEYS, MultiSpinEnv
+    from .engine.kinds import INFO_KEYS
+    from .envs.cells import layout_of, make_env
+    from .envs.cells_vector import make_vector_env
+    from .envs.env import MultiSpinEnv
 
 __version__ = "0.5.0"  #: the one version string (pyproject.toml reads it)
 
@@ -82,7 +84,7 @@ CELL_NOTES: dict[str, str] = {
 }
 assert CELL_NOTES.keys() == CELL_IDS.keys()
 #: the ids with the model-§11 dynamics (the others follow the paper's assumptions)
-DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if engine_of(resolve_config(c)).dynamic)
+DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if resolve_config(c).dynamics != DynamicsConfig())
 
 
 def register_envs() -> None:
@@ -109,7 +111,7 @@ def env_config(env_id: str, **overrides):
     if env_id in ENV_IDS:
         return resolve_config(ENV_IDS[env_id], **overrides)
     if env_id in CELL_IDS:
-        from .envs.cells import resolve_cells
+        from .config.cells import resolve_cells
 
         return resolve_cells(CELL_IDS[env_id], **overrides)
     raise ValueError(f"env id {env_id!r} is not registered; allowed: {', '.join([*ENV_IDS, *CELL_IDS])}")
@@ -157,6 +159,10 @@ def __getattr__(name: str):
 
 __all__ = [
     "CELL_IDS",
+    "CellConfig",
+    "layout_of",
+    "make_env",
+    "make_vector_env",
     "CELL_NOTES",
     "ENV_IDS",
     "env_config",

@@ -264,12 +264,49 @@ def test_msenv_subpackages_import_only_downwards():
     assert not bad, "\n".join(bad)
 
 
-def test_the_engine_kind_is_decided_in_one_place():
-    """Which engine plays a config is decided by ``SystemConfig.is_paper_scenario`` and read once,
-    by ``engine_of``; every other site asks the engine object."""
-    sites = [f"{p.relative_to(ROOT)}:{i}" for p in _sources(*PACKAGES, ROOT / "docs" / "_ext") + [ROOT / "train.py"]
-             for i, line in enumerate(p.read_text().splitlines(), 1) if "is_paper_scenario" in line]
-    assert len(sites) <= 3, sites
+#: the attributes that tell an engine's kind (and the config property that decides it)
+KIND_ATTRIBUTES = {"dynamic", "pads_cells", "is_paper_scenario"}
+#: where a config may be asked whether it is a cell generator's
+CELLS_MODULES = {"msenv/config/cells.py", "msenv/envs/cells.py", "msenv/envs/cells_vector.py"}
+
+
+def _kind_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of every read of an engine's kind, and every isinstance(…, CellConfig) /
+    hasattr(…, "k_range") in ``tree``."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in KIND_ATTRIBUTES:
+            out.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Name) and node.id == "engine_of":
+            out.append((node.lineno, "engine_of"))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "hasattr"):
+            arg = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+            if "CellConfig" in arg or "k_range" in arg:
+                out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_no_code_outside_the_engine_asks_which_engine_it_holds():
+    """The engine is built once from the config (``engine_for``) and every shell, agent and script
+    calls its methods: outside msenv/engine (and the config property that decides the kind) no code
+    reads an engine's kind, and only the cells modules ask whether a config is a cell generator's."""
+    bad = []
+    for p in _sources(*PACKAGES, ROOT / "docs" / "_ext", ROOT / "examples") + [ROOT / "train.py"]:
+        rel = str(p.relative_to(ROOT))
+        for line, what in _kind_reads(ast.parse(p.read_text())):
+            cells_check = what.startswith(("isinstance", "hasattr"))
+            if cells_check and rel in CELLS_MODULES:
+                continue
+            if not cells_check and (rel.startswith("msenv/engine/") or rel == "msenv/config/system.py"):
+                continue
+            bad.append(f"{rel}:{line} {what}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_kind_scan_finds_each_read():
+    tree = ast.parse("e.dynamic\nengine_of(c)\nisinstance(c, CellConfig)\nhasattr(c, 'k_range')\nc.pads_cells")
+    assert sorted(w for _, w in _kind_reads(tree)) == sorted([".dynamic", "engine_of", "isinstance(c, CellConfig)",
+                                                              "hasattr(c, 'k_range')", ".pads_cells"])
 
 
 def test_the_0_5_import_paths_are_the_modules_at_their_new_paths():

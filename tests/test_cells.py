@@ -192,15 +192,19 @@ def test_pettingzoo_cells_variant():
     assert pz.state().shape == single.observation_space.shape
 
 
-@pytest.mark.parametrize("mode", ["next_step", "same_step"])
-def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode):
-    """Every sub-env's round in one kernel call over cells padded to k_max gives exactly what
-    Gymnasium's SyncVectorEnv of single cell envs gives: observations, rewards, ends and the
-    per-round info (in same-step mode SyncVectorEnv moves the last round's info to
-    final_info; the batched env keeps it in info, so only the shared keys are compared)."""
+@pytest.mark.parametrize("mode,base", [("next_step", {}), ("same_step", {}),
+                                       ("next_step", dict(channel_dynamics="gauss_markov", csi="decision",
+                                                          speed_range_mps=(0.5, 1.5), alpha_dynamics="markov",
+                                                          alpha_observed=False))])
+def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode, base):
+    """Every sub-env's round in one padded batch (the paper scenario: one kernel call; the model
+    §11 dynamics: each row by its cell's engine) gives exactly what Gymnasium's SyncVectorEnv of
+    single cell envs gives: observations, rewards, ends and the per-round info (in same-step mode
+    SyncVectorEnv moves the last round's info to final_info; the batched env keeps it in info, so
+    only the shared keys are compared)."""
     from msenv.envs.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
-    cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0))
+    cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0), **base)
     fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells, autoreset_mode=mode)
     o1, i1 = fast.reset(seed=7)
     o2, i2 = slow.reset(seed=7)
@@ -246,7 +250,10 @@ def test_make_vec_and_sb3_take_the_batched_cells_env():
     assert isinstance(vec, MultiSpinCellsVectorEnv)
     dyn = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point",
                        channel_dynamics="gauss_markov")
-    assert isinstance(dyn, MultiSpinCellsSyncVectorEnv)
+    assert isinstance(dyn, MultiSpinCellsVectorEnv)  # every engine pads its cells
+    drawn = gym.make_vec("msenv/MultiSpin-Cells-v0", 2, vectorization_mode="vector_entry_point",
+                         render_mode="rgb_array")
+    assert isinstance(drawn, MultiSpinCellsSyncVectorEnv)
     with pytest.raises(ValueError, match="num_envs=0"):
         MultiSpinCellsVectorEnv(0)
     with pytest.raises(ValueError, match="autoreset_mode='disabled'"):

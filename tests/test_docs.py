@@ -105,7 +105,7 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
 
 def test_observation_and_info_docs_match_the_spaces():
     from msenv.engine import functional as F
-    from msenv.envs.env import INFO_DOCS, info_keys
+    from msenv.engine.kinds import INFO_DOCS, info_keys
     from msenv.engine.observation import feature_docs
 
     for config in msenv.ENV_IDS.values():

@@ -193,13 +193,13 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
     import msenv
-    from msenv.engine import functional as F
     from msenv.config import FIELD_ORDER, SystemConfig
-    from msenv.engine.kinds import INFO_DOCS, engine_of, info_keys
+    from msenv.engine.kinds import INFO_DOCS, info_keys
     from msenv.engine.observation import feature_docs
 
     cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
-    k, nf = cfg.num_devices, F.device_features(cfg)
+    lay = msenv.layout_of(cfg)
+    k, nf = lay.slots, lay.row
     default = SystemConfig()
     diff = [[f"`{name}`", _fmt(getattr(cfg, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
@@ -209,7 +209,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     img = out / "img" / f"{name}.png"
     _render(env_id, img)
-    if not engine_of(cfg).dynamic:
+    if env_id not in msenv.DYNAMIC_IDS:
         knows = ("Nothing is hidden: the observation and `env.unwrapped.context` carry each device's α and the "
                  "very gains its correction will use (the paper's assumption). `oracle_context` equals `context`.")
     else:
@@ -236,7 +236,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
                                   "The default `SystemConfig()` ([configuration reference](configuration.md)).\n"),
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{cfg.gamma_max + 1}] * {k})` — one draft length in "
         f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
-        f"- **Observation**: float32 `Box(-1, 1, ({F.obs_size(cfg)},))` — {k} device rows of {nf} entries "
+        f"- **Observation**: float32 `Box(-1, 1, ({lay.obs_size},))` — {k} device rows of {nf} entries "
         f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + _table(["index", "meaning"], obs_rows),
         "## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
         f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
@@ -248,16 +248,17 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         history_section(env_id),
     ]
     obs, _ = msenv.MultiSpinEnv(cfg).reset(seed=0)
-    assert obs.shape == (F.obs_size(cfg),) and np.all(np.abs(obs) <= 1)
+    assert obs.shape == (lay.obs_size,) and np.all(np.abs(obs) <= 1)
     return "\n".join(parts)
 
 
 def cells_page(env_id: str, out: Path = OUT) -> str:
     """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
-    from msenv.envs.cells import CELL_FIELDS, CellConfig, K_SCALE
+    from msenv.engine.cells import K_SCALE
+    from msenv.envs.cells import CELL_FIELDS, CellConfig
     from msenv.config import FIELD_ORDER, SystemConfig, field_docs
-    from msenv.envs.env import INFO_DOCS, info_keys
+    from msenv.engine.kinds import INFO_DOCS, info_keys
     from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
 
     cells = msenv.env_config(env_id)
@@ -297,7 +298,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "to k_max and plays every copy's round in one kernel call, each over its own K devices (a padded slot "
         "never drafts nor counts in the verification pass), with the same numbers as Gymnasium's "
         "`SyncVectorEnv` of single envs bit for bit; `autoreset_mode` `\"next_step\"` (default) or "
-        "`\"same_step\"`. With a base under the model §11 dynamics, or a render mode, `make_vec` gives "
+        "`\"same_step\"`. Under the model §11 dynamics each copy's round is played by its cell's engine in the same batch; "
+        "with a render mode `make_vec` gives "
         "`msenv.envs.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.envs.marl.MultiSpinCellsParallelEnv` (an episode's agents "
         "are its K devices).\n\n"
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "

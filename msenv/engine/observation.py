@@ -31,6 +31,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from gymnasium import spaces
 from numba import njit
 
 from ..model import acceptance
@@ -61,10 +62,29 @@ DOPPLER_SCALE_HZ = 10.0
 
 @functools.lru_cache(maxsize=64)
 def device_features(cfg: SystemConfig) -> int:
-    """Observation entries per device: 5, plus the α-belief spread (hidden α), P(hard) (the
-    "grid" belief) and the Doppler (Gauss–Markov channel)."""
-    return (DEVICE_FEATURES + int(cfg.alpha_hidden) + int(cfg.belief == "grid")
-            + int(cfg.channel_dynamics == "gauss_markov"))
+    """Observation entries per device (the paper and model §11 kernels' row width): 5, plus the
+    α-belief spread (hidden α), P(hard) (the "grid" belief) and the Doppler (Gauss–Markov channel)
+    — the number of :func:`device_feature_names`."""
+    return len(device_feature_names(cfg))
+
+
+def device_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
+    """The name of each entry of a device row under ``cfg``, in order (:func:`device_features` of
+    them; :func:`feature_docs` says what each holds)."""
+    alpha = {None: "alpha", "beta": "alpha_posterior_mean", "grid": "alpha_predictive_mean"}[cfg.belief]
+    names = [alpha, "draft_speed", "g_ul", "g_dl", "beta"]
+    if cfg.alpha_hidden:
+        names.append("alpha_sd")
+    if cfg.belief == "grid":
+        names.append("p_hard")
+    if cfg.channel_dynamics == "gauss_markov":
+        names.append("doppler")
+    return tuple(names)
+
+
+def global_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
+    """The name of each global entry of the observation, in order."""
+    return ("p_ul", "p_dl")
 
 
 def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
@@ -86,11 +106,6 @@ def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
     if cfg.channel_dynamics == "gauss_markov":
         dev.append("tanh(f_D / 10 Hz): the device's Doppler")
     return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
-
-
-def obs_size(cfg: SystemConfig) -> int:
-    """Length of the observation vector."""
-    return device_features(cfg) * cfg.num_devices + GLOBAL_FEATURES
 
 
 def _squash(g):
@@ -193,3 +208,75 @@ def observe_dynamic(state, cfg: SystemConfig) -> np.ndarray:
                  state.belief if grid else NO_BELIEF, acceptance.grid_belief(cfg)["alpha"] if grid else NO_CELLS,
                  state.doppler if gm else NO_FLOATS, gm)
     return out
+
+
+# ---------------------------------------------------------------------- the layout
+#: the entry a padded device row appends (1: a device, 0: a padded slot)
+MASK_FEATURE = "device_mask"
+#: the global entry a padded observation appends: tanh(ln K / 4), the cell's size
+SIZE_FEATURE = "cell_size"
+
+
+class Layout(NamedTuple):
+    """The shapes a config fixes (equal layouts: the same spaces and the same meaning of every
+    observation entry).
+
+    The observation is ``slots`` device rows of ``len(device)`` entries each, flattened
+    device-major, then ``len(globals)`` global entries; the action is one draft length in
+    ``[0, gamma_max]`` per device slot."""
+
+    slots: int  #: device slots of the observation and the action (K, or a cell generator's k_max)
+    device: tuple[str, ...]  #: the name of each entry of a device row, in order
+    globals: tuple[str, ...]  #: the name of each global entry, in order
+    gamma_max: int  #: the longest draft length
+
+    @property
+    def row(self) -> int:
+        """Entries per device row."""
+        return len(self.device)
+
+    @property
+    def n_globals(self) -> int:
+        """Global entries."""
+        return len(self.globals)
+
+    @property
+    def masked(self) -> bool:
+        """True when device rows carry a mask (a cell generator's padded observation)."""
+        return MASK_FEATURE in self.device
+
+    @property
+    def obs_size(self) -> int:
+        """The observation's width: slots × row + globals."""
+        return self.slots * self.row + self.n_globals
+
+    @property
+    def action_nvec(self) -> np.ndarray:
+        """``MultiDiscrete``'s nvec: γ_max + 1 choices per device slot."""
+        return np.full(self.slots, self.gamma_max + 1, dtype=np.int64)
+
+    def padded(self, slots: int) -> Layout:
+        """The layout of cells with this layout padded to ``slots`` device slots: each row gains
+        the mask entry, the globals the cell's size."""
+        return Layout(slots, self.device + (MASK_FEATURE,), self.globals + (SIZE_FEATURE,), self.gamma_max)
+
+    def spaces(self) -> tuple[spaces.MultiDiscrete, spaces.Box]:
+        """The action space (a draft length per device slot) and the observation space (float32 in
+        [−1, 1]) of this layout."""
+        return (spaces.MultiDiscrete(self.action_nvec),
+                spaces.Box(-1.0, 1.0, shape=(self.obs_size,), dtype=np.float32))
+
+
+def changed_by(current, new, layout_of, fields) -> str | None:
+    """The first config field whose change from ``current`` to ``new`` changes the layout by itself
+    (or, if only changes together do, the first changed field), None when the layouts are equal.
+    ``layout_of`` maps a config to its :class:`Layout`, ``fields`` a config to the dict of its flat
+    fields, which its ``replace`` takes."""
+    if layout_of(new) == layout_of(current):
+        return None
+    old, now = fields(current), fields(new)
+    changed = [name for name, value in now.items() if value != old.get(name)]
+    for name in changed:
+        if layout_of(current.replace(**{name: now[name]})) != layout_of(current):
+            return name
+    return changed[0]

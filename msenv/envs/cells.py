@@ -5,7 +5,9 @@ distribution of a :class:`CellConfig`: the number of devices K, the spread of dr
 and — through the base :class:`~msenv.config.SystemConfig` — distances, UL/DL budgets (its
 ``p_*_dbm_range`` fields), tasks and, optionally, the model §11 dynamics. The cell's episode is
 then exactly the episode of a :class:`~msenv.env.MultiSpinEnv` of that cell (same seed, same
-trajectory), so every controller and formula is the one of the single-cell ids.
+trajectory), so every controller and formula is the one of the single-cell ids. The env is the
+batched cells core (:class:`CellBatch`, over the engine's padded rows, :mod:`msenv.engine.cells`)
+with one row; :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` is the same with N.
 
 Spaces stay fixed, as SB3 and the vector envs need:
 
@@ -15,7 +17,7 @@ Spaces stay fixed, as SB3 and the vector envs need:
   never change tokens, latency or goodput.
 - Observation: float32 in [−1, 1], ``k_max`` rows of ``F + 1`` entries, then ``G + 1`` globals.
   Row k < K is device k's row of the single-cell observation (F entries,
-  :func:`msenv.observation.feature_docs`) with the drafting-speed slot replaced by
+  :func:`msenv.engine.observation.feature_docs`) with the drafting-speed slot replaced by
   ``tanh(T_k^dft / T_dft,ref − 1)`` (the same meaning in every cell, whatever its spread), and a
   last entry 1 (a device); a padded row is all zeros (its last entry 0 is the mask). The globals
   are the single-cell ones (P_ul, P_dl) and ``tanh(ln K / 4)`` (the cell's size).
@@ -25,199 +27,123 @@ Spaces stay fixed, as SB3 and the vector envs need:
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import math
-from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
+from gymnasium.utils import seeding
 
-from ..config.system import FIELD_NAMES, SystemConfig, resolve_config
-from ..engine.context import validate_action
+from ..config.cells import (CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields,  # noqa: F401
+                            draw_cell, resolve_cells)
+from ..config.system import SystemConfig
+from ..engine.cells import pad_observation, size_feature  # noqa: F401 (the cells module's names)
+from ..engine.context import RoundContext, validate_action
+from ..engine.kinds import Engine, engine_for
+from ..engine.observation import Layout
+from ..engine.state import State
 from .env import MultiSpinEnv
-from .shell import check_render_mode, episode_seed
-from ..engine.observation import DS, GLOBAL_FEATURES, device_features
-from ..config.validation import fail
-
-#: the SystemConfig fields the generator sets per episode (a base may not fix them)
-DRAWN_FIELDS = ("num_devices",)
-K_SCALE = 4.0  #: the size feature is tanh(ln K / K_SCALE)
-K_LAWS = ("uniform", "log_uniform")  #: the allowed values of :attr:`CellConfig.k_law`
+from .render import ansi_line
+from .shell import Totals, check_render_mode, config_from_options, draw, episode_seed, peek
 
 
-@dataclass(frozen=True)
-class CellConfig:
-    """The distribution of cells of :class:`MultiSpinCellsEnv`, validated and frozen; fields not
-    listed here are the base :class:`~msenv.config.SystemConfig`'s (budgets, distances, tasks,
-    dynamics)."""
-
-    #: the model every cell follows: a SystemConfig (or its preset name / dict of fields); its
-    #: ``num_devices`` is replaced by the drawn K, and its ``draft_scale_range`` by the drawn spread
-    #: unless ``draft_scale_max_range`` is None
-    base: SystemConfig = SystemConfig()
-    #: the number of devices K of an episode: an integer lo … hi, drawn by ``k_law``
-    k_range: tuple[int, int] = (5, 50)
-    #: device slots of the spaces (≥ the largest K): slots K … k_max − 1 are padding
-    k_max: int = 50
-    #: how K is drawn from ``k_range``: ``"uniform"`` (every K equally likely) or
-    #: ``"log_uniform"`` (P(K = k) ∝ 1/k: every range k … 2k about equally likely, so small cells
-    #: are as common as large ones)
-    k_law: str = "uniform"
-    #: drafting heterogeneity: per episode the slowest possible scale s ~ U[lo, hi], then each
-    #: device drafts at T_dft,ref × U[1, s]; None keeps the base's ``draft_scale_range``
-    draft_scale_max_range: tuple[float, float] | None = (1.15, 2.0)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.base, SystemConfig):
-            object.__setattr__(self, "base", resolve_config(self.base))
-        k = self.k_range
-        if (not isinstance(k, tuple) or len(k) != 2 or any(isinstance(x, bool) or not isinstance(x, int) for x in k)
-                or not 1 <= k[0] <= k[1] <= 10_000):
-            fail("k_range", k, "a (low, high) pair of integers with 1 ≤ low ≤ high ≤ 10000")
-        if isinstance(self.k_max, bool) or not isinstance(self.k_max, int) or not k[1] <= self.k_max <= 10_000:
-            fail("k_max", self.k_max, f"an integer in [{k[1]} (the largest K of k_range), 10000]")
-        if self.k_law not in K_LAWS:
-            fail("k_law", self.k_law, " or ".join(map(repr, K_LAWS)))
-        s = self.draft_scale_max_range
-        if s is not None:
-            ok = (isinstance(s, tuple) and len(s) == 2
-                  and all(not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) for x in s))
-            if not ok or not 1.0 <= s[0] <= s[1] <= 1e3:
-                fail("draft_scale_max_range", s, "None or a (low, high) pair with 1 ≤ low ≤ high ≤ 1000")
-            default = SystemConfig().draft_scale_range
-            if self.base.draft_scale_range != default:  # the generator would overwrite it without a word
-                fail("draft_scale_range", self.base.draft_scale_range,
-                     f"the default {default} while draft_scale_max_range={s} draws each episode's spread; set "
-                     "draft_scale_max_range=None to keep a fixed draft_scale_range")
-
-    @property
-    def episode_length(self) -> int:
-        """Rounds per episode (the base's)."""
-        return self.base.episode_length
-
-    @property
-    def gamma_max(self) -> int:
-        return self.base.gamma_max
-
-    @property
-    def reward_scale(self) -> float:
-        return self.base.reward_scale
-
-    def replace(self, **changes: Any) -> CellConfig:
-        """A validated copy with ``changes`` applied: the generator's fields here, any other
-        SystemConfig field on the base (``TypeError`` for an unknown name, ``ValueError`` for a bad
-        value or for ``num_devices``, which the generator draws)."""
-        own = {k: _tupled(v) for k, v in changes.items() if k in CELL_FIELDS}
-        rest = {k: v for k, v in changes.items() if k not in CELL_FIELDS}
-        check_cell_fields("CellConfig.replace()", rest)
-        for name in DRAWN_FIELDS:
-            if name in rest:
-                raise ValueError(f"config field {name}={rest[name]!r} is invalid for a cell generator: K is drawn "
-                                 f"per episode; allowed: set k_range (and k_max), e.g. k_range=[200, 200] k_max=200")
-        if "base" in own:
-            own["base"] = resolve_config(own["base"])
-        out = dataclasses.replace(self, **own)
-        return dataclasses.replace(out, base=out.base.replace(**rest)) if rest else out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base.to_dict(), "k_range": list(self.k_range), "k_max": self.k_max, "k_law": self.k_law,
-                "draft_scale_max_range": None if self.draft_scale_max_range is None
-                else list(self.draft_scale_max_range)}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> CellConfig:
-        return resolve_cells(dict(data))
+# ---------------------------------------------------------------------- what a config fixes
+def layout_of(config: SystemConfig | CellConfig) -> Layout:
+    """The shapes a config fixes (:class:`~msenv.engine.observation.Layout`): a
+    :class:`~msenv.config.SystemConfig`'s engine layout, or a :class:`CellConfig`'s cells padded to
+    ``k_max`` slots — what the spaces, the agents and the padding read."""
+    if isinstance(config, CellConfig):
+        return engine_for(config.base).layout.padded(config.k_max)
+    return engine_for(config).layout
 
 
-CELL_FIELDS = tuple(f.name for f in dataclasses.fields(CellConfig))
+def flat_fields(config: SystemConfig | CellConfig) -> dict[str, Any]:
+    """Every field of a config by its flat name (a :class:`CellConfig`: the generator's fields and
+    its base's, but those it draws per episode), as its ``replace`` takes them."""
+    if isinstance(config, CellConfig):
+        base = {k: v for k, v in config.base.to_dict().items() if k not in DRAWN_FIELDS}
+        return {**base, **{name: getattr(config, name) for name in CELL_FIELDS if name != "base"}}
+    return config.to_dict()
 
 
-def _tupled(v: Any) -> Any:
-    return tuple(v) if isinstance(v, list) else v
+def config_label(config: SystemConfig | CellConfig) -> str:
+    """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
+    if isinstance(config, CellConfig):
+        return f"{config.base.preset}, cells of K {config.k_range[0]}…{config.k_range[1]} (k_max {config.k_max})"
+    return f"{config.preset}, K={config.num_devices}, P_dl={config.p_dl_dbm:g} dBm"
 
 
-def check_cell_fields(owner: str, names) -> None:
-    """Python's ``TypeError`` for a name that is neither a generator nor a SystemConfig field."""
-    for key in names:
-        if key not in CELL_FIELDS and key not in FIELD_NAMES:
-            raise TypeError(f"{owner} got an unexpected keyword argument {key!r} (allowed: the generator's fields "
-                            f"{', '.join(CELL_FIELDS)} and the config fields)")
+def config_from_dict(data: dict[str, Any]) -> SystemConfig | CellConfig:
+    """The config of a saved dict (:meth:`SystemConfig.to_dict` or :meth:`CellConfig.to_dict`)."""
+    return CellConfig.from_dict(data) if "k_range" in data else SystemConfig.from_dict(data)
 
 
-def resolve_cells(config: CellConfig | dict[str, Any] | None = None, **overrides: Any) -> CellConfig:
-    """A CellConfig from a CellConfig, a dict (generator fields, ``base``, and SystemConfig fields
-    for the base, ``preset`` included) or None, plus overrides."""
-    if config is None:
-        cells = CellConfig()
-    elif isinstance(config, CellConfig):
-        cells = config
-    elif isinstance(config, dict):
-        data = dict(config)
-        base = data.pop("base", None)
-        base_fields = {k: data.pop(k) for k in list(data) if k not in CELL_FIELDS}
-        name = base_fields.pop("preset", None)
-        if base is None:
-            base = resolve_config(name) if name is not None else SystemConfig()
-        elif name is not None:
-            base_fields["preset"] = name
-        cells = CellConfig(base=resolve_config(base), **{k: _tupled(v) for k, v in data.items()})
-        if base_fields:
-            cells = cells.replace(**base_fields)
-    else:
-        raise ValueError(f"config={config!r} is not allowed; give a CellConfig, a dict of its fields, or None")
-    return cells.replace(**overrides) if overrides else cells
+def reset_option_config(current: CellConfig, value: Any) -> CellConfig:
+    """The CellConfig of ``reset(options={"config": value})``: ``current`` with the fields of the
+    dict ``value`` changed; refused (one line naming the field) when that changes the layout."""
+    return config_from_options(current, value, layout_of, flat_fields)
 
 
-def draw_cell(cells: CellConfig, rng: np.random.Generator) -> SystemConfig:
-    """The SystemConfig of one episode's cell: K from ``k_range`` by ``k_law``, the drafting
-    spread s ~ U[draft_scale_max_range] (scales then U[1, s] per device, drawn by the episode's
-    reset)."""
-    lo, hi = cells.k_range
-    if cells.k_law == "uniform":
-        k = int(rng.integers(lo, hi + 1))
-    else:
-        w = 1.0 / np.arange(lo, hi + 1)
-        k = lo + int(np.searchsorted(np.cumsum(w), rng.random() * w.sum(), side="right"))
-        k = min(k, hi)
-    changes: dict[str, Any] = {"num_devices": k}
-    if cells.draft_scale_max_range is not None:
-        a, b = cells.draft_scale_max_range
-        changes["draft_scale_range"] = (1.0, float(a + (b - a) * rng.random()))
-    return dataclasses.replace(cells.base, **changes)  # validated by SystemConfig.__post_init__
+# ---------------------------------------------------------------------- the batched core
+class CellBatch:
+    """The episodes of ``n`` cell-generator rows (the core of :class:`MultiSpinCellsEnv`, n = 1, and
+    of :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv`): each row's episode seeds, cell,
+    generator, the engine's padded rows (:meth:`Engine.cells <msenv.engine.kinds.Engine.cells>`)
+    and the episodes' totals. Row i draws exactly what a :class:`MultiSpinCellsEnv` seeded like it
+    draws."""
 
+    def __init__(self, config: CellConfig, n: int) -> None:
+        self.config, self.n = config, n
+        base, k_max = config.base, config.k_max
+        self.engine: Engine = engine_for(base)  #: the model's engine (every cell's kind)
+        self.engine.warm_up()
+        self.rows = self.engine.cells(n, k_max)  #: the padded rows
+        self.layout = self.rows.layout
+        self.seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (as MultiSpinCellsEnv's)
+        self.gens: list[np.random.Generator | None] = [None] * n  # each episode's own stream
+        self.sizes = np.zeros(n, np.int64)  # each row's uniforms per step
+        self.u = np.zeros((n, engine_for(base.replace(num_devices=k_max)).step_draws))
+        self.totals = Totals(n)
 
-def cell_rng(seed: int) -> np.random.Generator:
-    """The generator of episode ``seed``'s cell (independent of the episode's own stream, which is
-    Gymnasium's ``np_random(seed)`` as in the single-cell env)."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    def start(self, i: int, seed: int | None) -> None:
+        """Row ``i``'s next episode (its seed: ``seed``, or its seeder's next draw): a cell from
+        :func:`cell_rng` of the episode seed, the episode from ``np_random(seed)``."""
+        self.seeders[i], ep_seed = episode_seed(self.seeders[i], seed)
+        cell = draw_cell(self.config, cell_rng(ep_seed))
+        gen, engine = seeding.np_random(ep_seed)[0], engine_for(cell)
+        self.rows.start(i, cell, engine, gen.random((1, engine.reset_draws))[0])
+        self.gens[i], self.sizes[i] = gen, engine.step_draws
+        self.totals.clear(i)
 
+    def check(self, actions: Any) -> np.ndarray:
+        """``actions`` [n, k_max] as draft lengths (``ValueError`` naming the row and slot)."""
+        got = np.shape(actions)
+        if got != (self.n, self.config.k_max):
+            raise ValueError(f"actions of shape {got} are invalid; allowed: shape {(self.n, self.config.k_max)} "
+                             f"({self.n} envs × {self.config.k_max} device slots)")
+        return validate_action(actions, self.config.base, batch=self.n, num_devices=self.config.k_max)
 
-def size_feature(k: int) -> float:
-    """The observation's global entry for a cell of ``k`` devices: tanh(ln k / 4)."""
-    return math.tanh(math.log(k) / K_SCALE)
+    def step(self, gamma: np.ndarray, live: np.ndarray):
+        """Play the ``live`` rows' round; the padded result."""
+        draw(self.gens, np.flatnonzero(live), self.u, self.sizes)
+        res = self.rows.step(self.u, self.sizes, live, gamma)
+        self.totals.add(res, live)
+        return res
 
+    def what_if(self, gamma: np.ndarray, live: np.ndarray):
+        """The result the ``live`` rows' coming round would give with ``gamma``, on the draws their
+        step will use; nothing changes."""
+        u = peek(self.gens, np.flatnonzero(live), self.u.copy(), self.sizes)
+        return self.rows.what_if(u, self.sizes, live, gamma)
 
-@functools.lru_cache(maxsize=16)
-def row_size(base: SystemConfig) -> int:
-    """Entries per device row of the padded observation: the single-cell row plus the mask."""
-    return device_features(base) + 1
+    def info(self, res, live: np.ndarray) -> dict[str, Any]:
+        """The vector ``info`` of a round (the engine's, with each row's K)."""
+        info = self.engine.batch_info(res, live, self.totals.tokens, self.totals.time)
+        info["num_devices"], info["_num_devices"] = np.where(live, self.rows.k, 0), live.copy()
+        return info
 
-
-def pad_observation(obs: np.ndarray, cell: SystemConfig, t_draft: np.ndarray, k_max: int) -> np.ndarray:
-    """The padded observation (module docstring) of a single-cell observation ``obs`` of ``cell``
-    whose devices draft at ``t_draft`` s per token [K]."""
-    k, f = cell.num_devices, device_features(cell)
-    out = np.zeros(k_max * (f + 1) + GLOBAL_FEATURES + 1, dtype=np.float32)
-    rows = out[: k_max * (f + 1)].reshape(k_max, f + 1)
-    rows[:k, :f] = obs[: k * f].reshape(k, f)
-    rows[:k, DS.speed] = np.tanh(t_draft / cell.t_draft_ref_s - 1.0)
-    rows[:k, f] = 1.0
-    out[k_max * (f + 1): -1] = obs[k * f:]
-    out[-1] = size_feature(k)
-    return out
+    def context(self, i: int, oracle: bool | str = False) -> RoundContext:
+        """Row ``i``'s round context (its K devices)."""
+        return engine_for(self.rows.cells[i]).context(self.rows.state(i), 0, oracle)
 
 
 class MultiSpinCellsEnv(gym.Env):
@@ -235,74 +161,70 @@ class MultiSpinCellsEnv(gym.Env):
 
     def __init__(self, config: CellConfig | dict | None = None, render_mode: str | None = None, **overrides: Any):
         check_cell_fields(f"{type(self).__name__}.__init__()", overrides)
-        self.config = resolve_cells(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self._window = None
+        self._window = self._renderer = None
         if render_mode == "human":  # one window for every episode's cell
             from .render import HumanWindow
 
             self._window = HumanWindow(self.metadata["render_fps"])
-        base, k_max = self.config.base, self.config.k_max
-        self.action_space = spaces.MultiDiscrete(np.full(k_max, base.gamma_max + 1, dtype=np.int64))
-        size = k_max * row_size(base) + GLOBAL_FEATURES + 1
-        self.observation_space = spaces.Box(-1.0, 1.0, shape=(size,), dtype=np.float32)
+        self._use(resolve_cells(config, **overrides))
+        self.action_space, self.observation_space = self._batch.layout.spaces()
         self.cell: SystemConfig | None = None  #: the current episode's cell
-        self._inner: MultiSpinEnv | None = None
-        self._seeds: np.random.Generator | None = None
+        self._last: dict[str, Any] | None = None
+        self._last_action: np.ndarray | None = None
+
+    def _use(self, config: CellConfig) -> None:
+        self.config, self._batch = config, CellBatch(config, 1)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw a cell and start its episode. Episode seed: ``seed`` when given, else the next draw
         of a generator seeded by the last given seed; the cell comes from :func:`cell_rng` of it, the
         episode itself is the single-cell env's ``reset(seed=…)``, so a cell of fixed K and spread
         replays :class:`~msenv.env.MultiSpinEnv` exactly. ``options={"config": {...}}`` changes the
-        generator's or the base's fields (not ``k_max``/``gamma_max``, which fix the spaces)."""
+        generator's or the base's fields (not those that change the layout)."""
         super().reset(seed=seed)
         if options and "config" in options:
-            self.config = reset_option_config(self.config, options["config"])
-        self._seeds, ep_seed = episode_seed(self._seeds, seed)
-        self.cell = draw_cell(self.config, cell_rng(ep_seed))
-        self._inner = MultiSpinEnv(self.cell, render_mode="rgb_array" if self._window else self.render_mode)
-        obs, _ = self._inner.reset(seed=ep_seed)
-        if self._window is not None:
-            self._window.show(self._inner.render())
-        return self._observe(obs), {"num_devices": self.cell.num_devices}
+            seeders = self._batch.seeders
+            self._use(reset_option_config(self.config, options["config"]))
+            self._batch.seeders = seeders
+        self._batch.start(0, seed)
+        self.cell = self._batch.rows.cells[0]
+        self._ep_tokens = self._ep_time = 0.0
+        self._last = self._last_action = None
+        self._show()
+        return self._batch.rows.obs[0].copy(), {"num_devices": self.cell.num_devices}
 
     def step(self, action):
         """Play one round with draft lengths ``action[:K]`` (``action``: [k_max] integers in [0, γ_max];
         the padded entries are ignored): as :meth:`MultiSpinEnv.step`, observation padded."""
-        if self._inner is None:
+        if self.cell is None:
             raise RuntimeError("call reset() before step()")
         a = validate_action(action, self.config.base, num_devices=self.config.k_max)
-        k = self.cell.num_devices
-        obs, reward, term, trunc, info = self._inner.step(a[:k])
-        pad = self.config.k_max - k
-        info = dict(info)  # the inner env keeps its own (for render)
-        for key, val in info.items():
-            if isinstance(val, np.ndarray) and val.shape == (k,) and pad:
-                info[key] = np.pad(val, (0, pad))
-        info["num_devices"] = k
-        if self._window is not None:
-            self._window.show(self._inner.render())
-        return self._observe(obs), reward, term, trunc, info
+        res = self._batch.step(a[None], _ONE)
+        info = self._batch.engine.row_info(res, 0, self._ep_tokens, self._ep_time)
+        self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
+        info["num_devices"] = k = self.cell.num_devices
+        self._last, self._last_action = info, a[:k]
+        self._show()
+        truncated = bool(self._batch.rows.t[0] >= self.config.episode_length)
+        return self._batch.rows.obs[0].copy(), info["goodput"] * self.config.reward_scale, False, truncated, info
 
     def what_if(self, action) -> tuple[float, float]:
         """:meth:`MultiSpinEnv.what_if` of the current cell (``action``: [k_max], padding ignored)."""
-        if self._inner is None:
+        if self.cell is None:
             raise RuntimeError("call reset() before what_if()")
         a = validate_action(action, self.config.base, num_devices=self.config.k_max)
-        return self._inner.what_if(a[: self.cell.num_devices])
-
-    def _observe(self, obs: np.ndarray) -> np.ndarray:
-        return pad_observation(obs, self.cell, self._inner.state.t_draft[0], self.config.k_max)
+        res = self._batch.what_if(a[None], _ONE)
+        return float(res.total_tokens[0]), float(res.latency[0])
 
     @property
     def draft_times(self) -> np.ndarray:
         """Each device slot's drafting time T_k^dft, s per token [k_max] (a padded slot: 0) — what an
         action type such as :class:`~msenv.envs.actions.BudgetAction` maps to draft lengths."""
-        if self._inner is None:
+        if self.cell is None:
             raise RuntimeError("call reset() first")
-        return np.pad(self._inner.state.t_draft[0], (0, self.config.k_max - self.cell.num_devices))
+        return self._batch.rows.draft_times()[0]
 
     @property
     def num_devices(self) -> int:
@@ -312,37 +234,60 @@ class MultiSpinCellsEnv(gym.Env):
         return self.cell.num_devices
 
     @property
-    def context(self):
-        """The current cell's :attr:`MultiSpinEnv.context` (K devices)."""
-        if self._inner is None:
-            raise RuntimeError("call reset() before reading the context")
-        return self._inner.context
+    def context(self) -> RoundContext:
+        """The current cell's upcoming round as the server sees it (K devices; as
+        :attr:`MultiSpinEnv.context`)."""
+        return self.round_context()
 
     @property
-    def oracle_context(self):
-        if self._inner is None:
+    def oracle_context(self) -> RoundContext:
+        """The current cell's upcoming round's truth (as :attr:`MultiSpinEnv.oracle_context`)."""
+        return self.round_context(oracle=True)
+
+    def round_context(self, oracle: bool | str = False) -> RoundContext:
+        """The current cell's upcoming round's context (as :meth:`MultiSpinEnv.round_context`)."""
+        if self.cell is None:
             raise RuntimeError("call reset() before reading the context")
-        return self._inner.oracle_context
+        return self._batch.context(0, oracle)
 
     @property
-    def state(self):
-        """The current cell's functional state (batch of one)."""
-        return None if self._inner is None else self._inner.state
+    def state(self) -> State | None:
+        """The current cell's functional state (a batch of one with K devices)."""
+        return None if self.cell is None else self._batch.rows.state(0)
 
     def render(self):
         """As :meth:`MultiSpinEnv.render` for the current cell (``"human"``: nothing; ``reset`` and
         ``step`` show each round)."""
         if self.render_mode is None or self._window is not None:
             return None
-        if self._inner is None:
+        if self.cell is None:
             raise RuntimeError("call reset() before render()")
-        return self._inner.render()
+        if self.render_mode == "rgb_array":
+            return self._frame()
+        return ansi_line(int(self._batch.rows.t[0]), self._last)
+
+    def _frame(self) -> np.ndarray:
+        if self._renderer is None:
+            from .render import RoundRenderer
+
+            self._renderer = RoundRenderer(self.config.base.distance_range_m[1])
+        k = self.cell.num_devices
+        last = None if self._last is None else {key: (v[:k] if isinstance(v, np.ndarray) else v)
+                                                  for key, v in self._last.items()}
+        return self._renderer.frame(self.state.distance[0], int(self._batch.rows.t[0]), self._last_action, last)
+
+    def _show(self) -> None:
+        if self._window is not None:
+            self._window.show(self._frame())
 
     def close(self) -> None:
         """Close the ``"human"`` window, if one is open."""
         if self._window is not None:
             self._window.close()
         super().close()
+
+
+_ONE = np.ones(1, dtype=bool)
 
 
 def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:
@@ -352,18 +297,6 @@ def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) 
     return cls(config, render_mode=render_mode)
 
 
-def reset_option_config(current: CellConfig, value: Any) -> CellConfig:
-    """The CellConfig of ``reset(options={"config": value})``: ``current`` with the fields of the
-    dict ``value`` changed; the fields that fix the spaces may not change."""
-    if not isinstance(value, dict):
-        raise ValueError(f"options['config']={value!r} is invalid; allowed: a dict of CellConfig fields")
-    new = current.replace(**dict(value))
-    for name in ("k_max", "gamma_max"):
-        if getattr(new, name) != getattr(current, name):
-            raise ValueError(f"reset option config.{name}={getattr(new, name)!r} is not allowed: it changes "
-                             f"the spaces (current {getattr(current, name)!r}); make a new env instead")
-    return new
-
-
-__all__ = ["CELL_FIELDS", "CellConfig", "MultiSpinCellsEnv", "cell_rng", "draw_cell", "make_env", "pad_observation",
+__all__ = ["CELL_FIELDS", "CellBatch", "CellConfig", "MultiSpinCellsEnv", "cell_rng", "flat_fields",
+           "config_from_dict", "config_label", "draw_cell", "layout_of", "make_env", "pad_observation",
            "reset_option_config", "resolve_cells", "size_feature"]

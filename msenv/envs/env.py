@@ -22,16 +22,11 @@ import numpy as np
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.functional import context as round_context
-from ..engine.functional import observe, reset_state, step_state, warm_up
-from ..engine.kinds import DYNAMIC_INFO_KEYS, INFO_DOCS, INFO_KEYS, REQUEST_INFO_KEYS, info_keys  # noqa: F401 (0.5's names)
-from ..engine.observation import obs_size
-from ..engine.state import State, reset_draws, step_draws
+from ..engine.kinds import engine_for
+from ..engine.state import State
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
-from .shell import check_render_mode, env_spaces, peek, round_info
-
-#: fields that fix the spaces (a reset option may not change them)
-_LOCKED_FIELDS = ("num_devices", "gamma_max", "alpha_observed", "channel_dynamics")
+from .render import ansi_line
+from .shell import check_render_mode, config_from_options, peek
 
 
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
@@ -85,8 +80,8 @@ class MultiSpinEnv(gym.Env):
         **overrides: config fields to override (e.g. ``p_dl_dbm=20``); any other keyword
             raises ``TypeError`` as Python does.
 
-    ``reset(options={"config": {...}})`` changes config fields for the coming episodes
-    (except ``num_devices``/``gamma_max``, which fix the spaces).
+    ``reset(options={"config": {...}})`` changes config fields for the coming episodes, except
+    those that would change the layout (the spaces, or what an observation entry means).
     """
 
     metadata = {"render_modes": ["human", "rgb_array", "ansi"], "render_fps": 4}
@@ -96,7 +91,8 @@ class MultiSpinEnv(gym.Env):
         self.config = resolve_config(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
-        self._build_spaces()
+        self._use(self.config)
+        self.action_space, self.observation_space = self._engine.layout.spaces()
         self._state: State | None = None
         self._last: dict[str, Any] | None = None
         self._last_action: np.ndarray | None = None
@@ -107,14 +103,14 @@ class MultiSpinEnv(gym.Env):
 
             self._window = HumanWindow(self.metadata["render_fps"])
 
-    def _build_spaces(self) -> None:
-        cfg = self.config
-        warm_up(cfg)
-        self.action_space, self.observation_space = env_spaces(cfg.num_devices, cfg.gamma_max, obs_size(cfg))
-        self._n_reset = reset_draws(cfg)
-        self._n_step = step_draws(cfg)
+    def _use(self, cfg: SystemConfig) -> None:
+        """Play ``cfg`` from now on: its engine (compiled on first use) and the numbers read on
+        every step."""
+        self.config, self._engine = cfg, engine_for(cfg)
+        self._engine.warm_up()
+        self._n_reset = self._engine.reset_draws
         self._length, self._scale = cfg.episode_length, cfg.reward_scale  # read on every step
-        self._u_step = np.empty((1, self._n_step))  # the step's uniforms, drawn in place
+        self._u_step = np.empty((1, self._engine.step_draws))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -123,16 +119,15 @@ class MultiSpinEnv(gym.Env):
         fields from this episode on. Returns the first observation and an empty ``info``."""
         super().reset(seed=seed)
         if options and "config" in options:
-            self.config = config_from_options(self.config, options)
-            self._build_spaces()
-        self._state = reset_state(self.np_random.random((1, self._n_reset)), self.config)
+            self._use(config_from_options(self.config, options["config"]))
+        self._state = self._engine.reset(self.np_random.random((1, self._n_reset)))
         self._ep_tokens = 0.0
         self._ep_time = 0.0
         self._last = None
         self._last_action = None
         if self._window is not None:
             self._window.show(self._frame())
-        return observe(self._state, self.config)[0], {}
+        return self._engine.observe(self._state)[0], {}
 
     def step(self, action):
         """Play one round with draft lengths ``action`` ([K] integers in [0, γ_max]): returns the
@@ -140,11 +135,10 @@ class MultiSpinEnv(gym.Env):
         ``truncated`` (after ``episode_length`` rounds) and ``info``."""
         if self._state is None:
             raise RuntimeError("call reset() before step()")
-        cfg = self.config
-        gamma = validate_action(action, cfg)
+        gamma = validate_action(action, self.config)
         u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
-        self._state, res = step_state(u, self._state, gamma[None], cfg)
-        info = round_info(res, 0, self._ep_tokens, self._ep_time)
+        self._state, res = self._engine.step(u, self._state, gamma[None])
+        info = self._engine.row_info(res, 0, self._ep_tokens, self._ep_time)
         self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
         self._last = info
         self._last_action = gamma
@@ -164,7 +158,7 @@ class MultiSpinEnv(gym.Env):
             raise RuntimeError("call reset() before what_if()")
         gamma = validate_action(action, self.config)
         u = peek([self.np_random], [0], np.empty_like(self._u_step))
-        _, res = step_state(u, self._state, gamma[None], self.config)
+        _, res = self._engine.step(u, self._state, gamma[None])
         return float(res.total_tokens[0]), float(res.latency[0])
 
     @property
@@ -172,18 +166,22 @@ class MultiSpinEnv(gym.Env):
         """The upcoming round's inputs (α, T^dft, g^ul, g^dl, budgets, config) — what
         controllers act on; under model §11 only what the server can know (posterior of α, the
         CSI its mode shows)."""
-        if self._state is None:
-            raise RuntimeError("call reset() before reading the context")
-        return round_context(self._state, self.config, 0)
+        return self.round_context()
 
     @property
     def oracle_context(self) -> RoundContext:
         """The upcoming round's truth (model §11): true α and the innovations that fix the
         correction-time gains — for explicitly named oracle controllers only. Equals
         :attr:`context` in the paper scenario."""
+        return self.round_context(oracle=True)
+
+    def round_context(self, oracle: bool | str = False) -> RoundContext:
+        """The upcoming round's context: :attr:`context` (``oracle=False``), :attr:`oracle_context`
+        (``True``), or the server's view plus only the true α (``"alpha"``) or only the
+        correction-time channel (``"csi"``)."""
         if self._state is None:
             raise RuntimeError("call reset() before reading the context")
-        return round_context(self._state, self.config, 0, oracle=True)
+        return self._engine.context(self._state, 0, oracle)
 
     @property
     def state(self) -> State:
@@ -200,15 +198,7 @@ class MultiSpinEnv(gym.Env):
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "rgb_array":
             return self._frame()
-        if self._last is None:
-            return "msenv: no round played yet\n"
-        i = self._last
-        modes = "".join(".UD"[m] for m in i["modes"])
-        return (
-            f"round {int(self._state.t[0])}: tokens {int(i['tokens'].sum())} in {i['latency'] * 1e3:.1f} ms "
-            f"(draft {i['t_draft'] * 1e3:.1f}, verify {i['t_verify'] * 1e3:.1f}, com {i['t_com'] * 1e3:.1f}) "
-            f"goodput {i['goodput']:.1f} tok/s modes [{modes}]\n"
-        )
+        return ansi_line(int(self._state.t[0]), self._last)
 
     def _frame(self) -> np.ndarray:
         if self._renderer is None:
@@ -223,23 +213,3 @@ class MultiSpinEnv(gym.Env):
             self._window.close()
         super().close()
 
-
-def config_from_options(current: SystemConfig, options: dict[str, Any]) -> SystemConfig:
-    """The config for ``reset(options={"config": ...})``: ``current`` with the given fields
-    changed; ``num_devices``/``gamma_max`` may not change (they fix the spaces)."""
-    new = resolve_config(current, **_as_dict(options["config"]))
-    for name in _LOCKED_FIELDS:
-        if getattr(new, name) != getattr(current, name):
-            raise ValueError(
-                f"reset option config.{name}={getattr(new, name)!r} is not allowed: it changes the "
-                f"spaces (current {getattr(current, name)!r}); make a new env instead"
-            )
-    return new
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, SystemConfig):
-        return value.to_dict()
-    if isinstance(value, dict):
-        return value
-    raise ValueError(f"reset option config={value!r} is invalid; allowed: a dict of config fields or a SystemConfig")

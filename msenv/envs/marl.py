@@ -3,14 +3,14 @@
 ``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.env.MultiSpinEnv`
 (same dynamics, same seeding). Agents ``device_0 … device_{K−1}``; action ``Discrete(γ_max+1)``.
 
-Local observation of device k (float32, in [−1, 1]; F = ``functional.device_features(cfg)``,
-5 in the paper scenario, so 10 entries):
+Local observation of device k (float32, in [−1, 1]; F = the entries of a device row of the
+env's layout, :func:`msenv.layout_of`, 5 in the paper scenario, so 10 entries):
 
 =======  ====================================================================
 index    feature
 =======  ====================================================================
 0…F−1    device k's own features (α or its posterior mean, drafting-speed scale,
-         g^ul, g^dl, β, and the model §11 extras; as in :mod:`msenv.functional`)
+         g^ul, g^dl, β, and the model §11 extras; as in :mod:`msenv.engine.observation`)
 F, F+1   the global features (P_ul, P_dl)
 F+2…F+4  shared: mean over all devices of slot 0 (α), of the squashed g^ul and g^dl
 =======  ====================================================================
@@ -30,8 +30,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..config.system import SystemConfig, check_fields
+from ..engine.kinds import engine_for
 from .env import MultiSpinEnv
-from ..engine.functional import GLOBAL_FEATURES, device_features
 
 REWARD_MODES = ("shared", "per_device")
 
@@ -55,7 +55,8 @@ class MultiSpinParallelEnv(ParallelEnv):
 
     @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Box:
-        return spaces.Box(-1.0, 1.0, shape=(device_features(self.config) + GLOBAL_FEATURES + 3,), dtype=np.float32)
+        lay = engine_for(self.config).layout
+        return spaces.Box(-1.0, 1.0, shape=(lay.row + lay.n_globals + 3,), dtype=np.float32)
 
     @functools.lru_cache(maxsize=None)
     def action_space(self, agent: str) -> spaces.Discrete:
@@ -65,11 +66,13 @@ class MultiSpinParallelEnv(ParallelEnv):
         return self._local(obs, self.config)
 
     def _local(self, obs: np.ndarray, cfg: SystemConfig) -> dict[str, np.ndarray]:
-        k, nf = cfg.num_devices, device_features(cfg)
+        lay = engine_for(cfg).layout
+        k, nf = lay.slots, lay.row
         dev = obs[: nf * k].reshape(k, nf)
         glob = obs[nf * k :]
         shared = dev[:, [0, 2, 3]].mean(axis=0)
-        local = np.concatenate([dev, np.broadcast_to(glob, (k, GLOBAL_FEATURES)), np.broadcast_to(shared, (k, 3))], axis=1)
+        local = np.concatenate([dev, np.broadcast_to(glob, (k, lay.n_globals)), np.broadcast_to(shared, (k, 3))],
+                               axis=1)
         local = local.astype(np.float32)
         return {a: local[i] for i, a in enumerate(self.possible_agents[:k])}
 
@@ -115,9 +118,7 @@ class MultiSpinParallelEnv(ParallelEnv):
 
     def state(self) -> np.ndarray:
         """The global observation (what the single-agent env observes)."""
-        from ..engine.functional import observe
-
-        return observe(self.env.state, self.config)[0]
+        return engine_for(self.config).observe(self.env.state)[0]
 
     def close(self) -> None:
         self.env.close()
@@ -153,9 +154,7 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         return self._local(self._single_obs(), cell), {a: {} for a in self.agents}
 
     def _single_obs(self) -> np.ndarray:
-        from ..engine.functional import observe
-
-        return observe(self.env.state, self.env.cell)[0]
+        return engine_for(self.env.cell).observe(self.env.state)[0]
 
     def step(self, actions: dict[str, Any]):
         self._check_actions(actions)
@@ -173,4 +172,6 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         """The padded observation of the cell (what the single-agent cells env observes)."""
         from .cells import pad_observation
 
-        return pad_observation(self._single_obs(), self.env.cell, self.env.state.t_draft[0], self.env.config.k_max)
+        cell = self.env.cell
+        return pad_observation(self._single_obs(), engine_for(cell).layout, self.env.state.t_draft[0], cell.t_draft_ref_s,
+                               self.env.config.k_max)

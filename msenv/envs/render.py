@@ -116,6 +116,18 @@ class RoundRenderer:
         return np.asarray(self.canvas.buffer_rgba())[:, :, :3].copy()
 
 
+def ansi_line(round_index: int, info: dict[str, Any] | None) -> str:
+    """One line of text about the last round (``render_mode="ansi"``)."""
+    if info is None:
+        return "msenv: no round played yet\n"
+    modes = "".join(".UD"[m] for m in info["modes"])
+    return (
+        f"round {round_index}: tokens {int(info['tokens'].sum())} in {info['latency'] * 1e3:.1f} ms "
+        f"(draft {info['t_draft'] * 1e3:.1f}, verify {info['t_verify'] * 1e3:.1f}, com {info['t_com'] * 1e3:.1f}) "
+        f"goodput {info['goodput']:.1f} tok/s modes [{modes}]\n"
+    )
+
+
 def _circle(radius: float):
     from matplotlib.patches import Circle
 

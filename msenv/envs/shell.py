@@ -1,6 +1,7 @@
-"""What every environment shell shares, written once: the spaces, the seeds of sub-environments
-and episodes, the draws of a step (and the common random numbers of ``what_if``), the episode
-totals, the ``info`` dict and Gymnasium's two autoreset modes.
+"""What every environment shell shares, written once: which reset options may change the config
+(those that keep the layout), the seeds of sub-environments and episodes, the draws of a step (and
+the common random numbers of ``what_if``), the episode totals and Gymnasium's two autoreset modes.
+The spaces, the round and its ``info`` are the engine's (:mod:`msenv.engine.kinds`).
 
 The shells (:mod:`msenv.envs.env`, :mod:`~msenv.envs.vector`, :mod:`~msenv.envs.cells`,
 :mod:`~msenv.envs.cells_vector`) keep only what is their own: how many rows they hold, and how a
@@ -12,23 +13,40 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
+from ..config.system import SystemConfig
+from ..engine.kinds import engine_for
+from ..engine.observation import changed_by
 from ..model.goodput import RoundResult
 
-#: the per-device and per-round fields of a round's result that ``info`` carries, in its order
-ROUND_KEYS = ("tokens", "accepted", "rejected", "modes", "dl_power", "ul_delay", "t_draft", "t_verify", "t_com",
-              "latency", "goodput")
+
+# ---------------------------------------------------------------------- checks
+def config_from_options(current, value: Any, layout_of: Callable | None = None,
+                        fields: Callable | None = None):
+    """The config of ``reset(options={"config": value})``: ``current`` with the fields of ``value``
+    (a dict of fields, or a config) changed; refused in one line naming the field when the change
+    would change the layout (the spaces, or what an observation entry means) — the env would no
+    longer fit a policy built on its spaces. ``layout_of`` / ``fields``: the config's layout and its
+    flat fields (default: a :class:`~msenv.config.SystemConfig`'s)."""
+    layout_of = layout_of or _system_layout
+    fields = fields or type(current).to_dict
+    if isinstance(value, type(current)):
+        value = fields(value)
+    if not isinstance(value, dict):
+        raise ValueError(f"reset option config={value!r} is invalid; allowed: a dict of config fields or a "
+                         f"{type(current).__name__}")
+    new = current.replace(**value)
+    name = changed_by(current, new, layout_of, fields)
+    if name is not None:
+        raise ValueError(f"reset option config.{name}={fields(new)[name]!r} is not allowed: it changes the "
+                         f"observation or action layout (current {fields(current)[name]!r}); make a new env instead")
+    return new
 
 
-# ---------------------------------------------------------------------- spaces
-def env_spaces(slots: int, gamma_max: int, obs_len: int) -> tuple[spaces.MultiDiscrete, spaces.Box]:
-    """The action space (a draft length in [0, γ_max] per device slot) and the observation space
-    (float32 in [−1, 1]) of a shell with ``slots`` device slots."""
-    return (spaces.MultiDiscrete(np.full(slots, gamma_max + 1, dtype=np.int64)),
-            spaces.Box(-1.0, 1.0, shape=(obs_len,), dtype=np.float32))
+def _system_layout(cfg: SystemConfig):
+    return engine_for(cfg).layout
 
 
 def check_render_mode(render_mode: Any, allowed: list[str]) -> None:
@@ -106,54 +124,6 @@ class Totals:
     def clear(self, rows) -> None:
         self.tokens[rows] = 0.0
         self.time[rows] = 0.0
-
-
-def round_info(res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
-    """The ``info`` dict of row ``i`` of a round's result (a single env's); ``ep_tokens``/``ep_time``
-    are the episode's totals *before* this round (the dict holds them after it). Written out key by
-    key: this is on the single env's step, where a loop over :data:`ROUND_KEYS` costs a microsecond."""
-    latency = float(res.latency[i])
-    ep_tokens += float(res.total_tokens[i])
-    ep_time += latency
-    out = {
-        "tokens": res.tokens[i],
-        "accepted": res.accepted[i],
-        "rejected": res.rejected[i],
-        "modes": res.modes[i],
-        "dl_power": res.dl_power[i],
-        "ul_delay": res.ul_delay[i],
-        "t_draft": float(res.t_draft[i]),
-        "t_verify": float(res.t_verify[i]),
-        "t_com": float(res.t_com[i]),
-        "latency": latency,
-        "goodput": float(res.goodput[i]),
-        "episode_tokens": ep_tokens,
-        "episode_time": ep_time,
-        "episode_throughput": ep_tokens / ep_time,
-    }
-    if res.info:
-        for key, val in res.info.items():
-            out[key] = val[i]
-    return out
-
-
-def batch_info(res: RoundResult, live: np.ndarray, totals: Totals, keys: tuple[str, ...]) -> dict[str, Any]:
-    """The ``info`` dict of a vector env's round: every key of ``keys`` as an array over the rows,
-    zero in the rows that did not play (``live`` false), with Gymnasium's ``_key`` mask."""
-    info: dict[str, Any] = {key: getattr(res, key) for key in ROUND_KEYS}
-    if res.info:
-        info.update(res.info)
-    info["episode_tokens"] = np.where(live, totals.tokens, 0.0)
-    info["episode_time"] = np.where(live, totals.time, 0.0)
-    info["episode_throughput"] = np.where(live, totals.tokens / np.where(live, totals.time, 1.0), 0.0)
-    all_live = bool(live.all())
-    for key in keys:
-        if not all_live:
-            val = info[key]
-            m = live.reshape(live.shape + (1,) * (val.ndim - 1))
-            info[key] = np.where(m, val, np.zeros_like(val))
-        info[f"_{key}"] = live.copy()
-    return info
 
 
 # ---------------------------------------------------------------------- autoreset

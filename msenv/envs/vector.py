@@ -27,14 +27,9 @@ from gymnasium.vector.utils import batch_space
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.functional import context as round_context
-from ..engine.functional import observe, reset_state, step_state, warm_up
-from ..engine.kinds import engine_of
-from ..engine.observation import obs_size
-from ..engine.state import State, reset_draws, step_draws
-from .env import config_from_options
-from .shell import (Autoreset, Totals, autoreset_mode_of, batch_info, check_num_envs, draw, env_spaces, peek,
-                    seed_list)
+from ..engine.kinds import engine_for
+from ..engine.state import State
+from .shell import Autoreset, Totals, autoreset_mode_of, check_num_envs, config_from_options, draw, peek, seed_list
 
 
 class MultiSpinVectorEnv(VectorEnv):
@@ -58,8 +53,7 @@ class MultiSpinVectorEnv(VectorEnv):
         self.num_envs = int(num_envs)
         self.render_mode = None
         self._use(resolve_config(config, **overrides))
-        self.single_action_space, self.single_observation_space = env_spaces(
-            self.config.num_devices, self.config.gamma_max, obs_size(self.config))
+        self.single_action_space, self.single_observation_space = self._engine.layout.spaces()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
@@ -68,12 +62,13 @@ class MultiSpinVectorEnv(VectorEnv):
         self._totals = Totals(self.num_envs)
 
     def _use(self, cfg: SystemConfig) -> None:
-        self.config, self._engine = cfg, engine_of(cfg)
-        warm_up(cfg)
-        self._n_reset, self._n_step = reset_draws(cfg), step_draws(cfg)
+        """Play ``cfg`` from now on (its engine, compiled on first use)."""
+        self.config, self._engine = cfg, engine_for(cfg)
+        self._engine.warm_up()
+        self._n_reset, self._n_step = self._engine.reset_draws, self._engine.step_draws
 
     def _fresh(self, rows: np.ndarray) -> State:
-        return reset_state(draw(self._gens, rows, np.zeros((self.num_envs, self._n_reset))), self.config)
+        return self._engine.reset(draw(self._gens, rows, np.zeros((self.num_envs, self._n_reset))))
 
     @property
     def np_random_generators(self) -> list[np.random.Generator]:
@@ -87,11 +82,11 @@ class MultiSpinVectorEnv(VectorEnv):
             if s is not None:
                 self._gens[i] = seeding.np_random(s)[0]
         if options and "config" in options:
-            self._use(config_from_options(self.config, options))
+            self._use(config_from_options(self.config, options["config"]))
         self._state = self._fresh(np.arange(self.num_envs))
         self._autoreset.clear()
         self._totals.clear(slice(None))
-        return observe(self._state, self.config), {}
+        return self._engine.observe(self._state), {}
 
     def step(self, actions):
         if self._state is None:
@@ -103,10 +98,10 @@ class MultiSpinVectorEnv(VectorEnv):
         truncated = live & (self._state.t >= cfg.episode_length)
         terminated = np.zeros(n, dtype=bool)
         rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
-        info = batch_info(res, live, self._totals, self._engine.info_keys(cfg))
-        self._autoreset.finish(live, truncated | terminated, info, lambda: observe(self._state, cfg),
+        info = self._engine.batch_info(res, live, self._totals.tokens, self._totals.time)
+        self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state),
                                self._restart)
-        return observe(self._state, cfg), rewards, terminated, truncated, info
+        return self._engine.observe(self._state), rewards, terminated, truncated, info
 
     def _restart(self, rows: np.ndarray) -> None:
         mask = np.zeros(self.num_envs, dtype=bool)
@@ -132,7 +127,7 @@ class MultiSpinVectorEnv(VectorEnv):
         for ``what_if``."""
         gamma = validate_action(actions, self.config, batch=self.num_envs)
         u = sample(self._gens, np.flatnonzero(live), np.zeros((self.num_envs, self._n_step)))
-        return step_state(u, self._state, gamma, self.config)
+        return self._engine.step(u, self._state, gamma)
 
     @property
     def state(self) -> State:
@@ -142,12 +137,19 @@ class MultiSpinVectorEnv(VectorEnv):
     @property
     def context(self) -> RoundContext:
         """The upcoming round's inputs of all sub-envs (arrays [N, K]) — what the server knows."""
-        return round_context(self._state, self.config)
+        return self.round_context()
 
     @property
     def oracle_context(self) -> RoundContext:
         """The upcoming round's truth of all sub-envs (see ``MultiSpinEnv.oracle_context``)."""
-        return round_context(self._state, self.config, oracle=True)
+        return self.round_context(oracle=True)
+
+    def round_context(self, oracle: bool | str = False) -> RoundContext:
+        """The upcoming round's context of all sub-envs (arrays [N, K]; ``oracle`` as
+        :meth:`msenv.MultiSpinEnv.round_context`)."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the context")
+        return self._engine.context(self._state, None, oracle)
 
     def close_extras(self, **kwargs: Any) -> None:
         self._state = None

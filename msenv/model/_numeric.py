@@ -9,6 +9,7 @@ import threading
 
 import numpy as np
 from numba import njit, vectorize
+from numba.core import event as numba_event
 
 
 @njit(cache=True, error_model="numpy")
@@ -101,23 +102,43 @@ def as_flat(x, lead):
     return np.ascontiguousarray(x.reshape(-1))
 
 
-#: seconds a first use may take before the notice is printed (override: MSENV_COMPILE_NOTICE_S);
-#: loading kernels from numba's on-disk cache takes well under a second, compiling them ≈ 10–30 s
+#: seconds a compile may run before the notice is printed (override: MSENV_COMPILE_NOTICE_S);
+#: compiling the kernels takes ≈ 10–60 s, loading them from numba's on-disk cache no compile at all
 COMPILE_NOTICE_S = 2.0
+
+
+class _Compiling(numba_event.Listener):
+    """Notes whether numba compiled anything (a load from its on-disk cache is no compile)."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def on_start(self, event) -> None:
+        self.started = True
+
+    def on_end(self, event) -> None:
+        pass
 
 
 @contextlib.contextmanager
 def compile_notice(what: str):
-    """Print one line on stderr if the block takes longer than :data:`COMPILE_NOTICE_S` — it is
-    then compiling ``what`` (first use on this machine; numba caches the result), which would
-    otherwise look like a hang."""
+    """Print one line on stderr if numba is compiling inside the block and the block has run
+    :data:`COMPILE_NOTICE_S` seconds — the first use on this machine (numba caches the result),
+    which would otherwise look like a hang. A slow start that only loads cached kernels (a busy
+    machine) prints nothing."""
     after = float(os.environ.get("MSENV_COMPILE_NOTICE_S", COMPILE_NOTICE_S))
-    timer = threading.Timer(after, lambda: print(
-        f"msenv: compiling {what} (first use on this machine; cached for later runs) ...", file=sys.stderr,
-        flush=True))
+    compiling = _Compiling()
+
+    def notice() -> None:
+        if compiling.started:
+            print(f"msenv: compiling {what} (first use on this machine; cached for later runs) ...", file=sys.stderr,
+                  flush=True)
+
+    timer = threading.Timer(after, notice)
     timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+    with numba_event.install_listener("numba:compile", compiling):
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
