@@ -1,6 +1,7 @@
 """Draft-length controllers (paper baselines and ours) behind one interface, and the
 paired evaluation harness (:mod:`baselines.harness`; command line ``python -m baselines.evaluate``)."""
 
+from .adaptive import Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
 from .base import ContextPredictor, Controller, check_output
 from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
                      OracleGreedy, PlugInGreedy, greedy_search, local_search)
@@ -20,6 +21,13 @@ REGISTRY = {
     "oracle-alpha-saa": OracleAlphaSAA,
     "oracle-csi-saa": OracleCSISAA,
     "budgeted-greedy": BudgetedGreedy,
+    "hf-heuristic": HFHeuristic,
+    "hf-budget": HFBudget,
+    "ucb-lengths": UCBLengths,
+    "ucb-budget": UCBBudget,
+    "last-outcome": LastOutcome,
+    "km-greedy": KaplanMeierGreedy,
+    "clairvoyant": Clairvoyant,
 }
 
 
@@ -49,6 +57,7 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
+    "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
     "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",

@@ -14,7 +14,7 @@ Under model §11 (hidden α, stale CSI):
 - :class:`PlugInGreedy` — the paper's greedy as it could be deployed: the same algorithm on the
   observable context (posterior-mean α, the gains it is shown, as if they were exact);
 - :class:`BayesianSAA` — **ours**: the same two-phase greedy on
-  :class:`~msenv.engine.saa.DynamicSAAEstimator`, whose samples draw α from the posterior and the
+  :class:`~baselines.saa.DynamicSAAEstimator`, whose samples draw α from the posterior and the
   correction-time gains from the fading law given the CSI and ρ(T_cmp(γ)), per candidate;
 - :class:`OracleGreedy` — the greedy on the *oracle* context (true α, the correction-time gains
   of every candidate): an upper reference no real server can run.
@@ -31,7 +31,7 @@ import numpy as np
 from msenv.model import latency
 from msenv.engine.functional import RoundContext
 from msenv.model.goodput import communication_time, saa_objective
-from msenv.engine.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args
+from baselines.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args
 
 from .base import Controller
 from .simple import best_uniform

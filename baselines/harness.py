@@ -87,8 +87,14 @@ def play(controller: Controller, config: SystemConfig | CellConfig, seed: int) -
             gamma = np.asarray(gamma)[:k]
         gamma = check_output(controller, gamma, ctx)
         nxt, reward, term, trunc, info = env.step(gamma if k == pad else np.pad(gamma, (0, pad - k)))
+        controller.observe(gamma, info if k == pad else {key: _first(v, k) for key, v in info.items()})
         yield obs, gamma, reward, info, decision_s
         obs, done = nxt, term or trunc
+
+
+def _first(value, k: int):
+    """A padded ``info`` entry's K devices (scalars as they are)."""
+    return value[:k] if isinstance(value, np.ndarray) and value.ndim == 1 else value
 
 
 def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:

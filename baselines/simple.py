@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from msenv.engine.functional import RoundContext
-from msenv.engine.saa import SAAEstimator, check_saa_args
+from baselines.saa import SAAEstimator, check_saa_args
 
 from .base import Controller
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from baselines.greedy import greedy_search  # noqa: E402
 from msenv.envs.env import MultiSpinEnv  # noqa: E402
-from msenv.engine.saa import SAAEstimator  # noqa: E402
+from baselines.saa import SAAEstimator  # noqa: E402
 
 from ._timing import row  # noqa: E402
 

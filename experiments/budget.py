@@ -25,7 +25,7 @@ from baselines import make_controller
 from baselines.parallel import parallel_map
 from baselines.report import write_csv
 from msenv.envs.cells import MultiSpinCellsEnv
-from msenv.engine.saa import SAAEstimator
+from baselines.saa import SAAEstimator
 
 from .cells import DEFAULT_AGENT, cell_config
 

@@ -16,7 +16,7 @@ from baselines import ExactSAA, best_uniform, greedy_search, local_search
 from baselines.parallel import parallel_map
 from baselines.report import ci95, write_csv
 from msenv.envs.env import MultiSpinEnv
-from msenv.engine.saa import SAAEstimator
+from baselines.saa import SAAEstimator
 
 
 def gap_drop(args: tuple[int, int, int, int, float]) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from baselines.parallel import parallel_map
 from baselines.report import summarize, write_csv
 from msenv import ENV_IDS, MultiSpinEnv, resolve_config
 from msenv.model.latency import compute_latency
-from msenv.engine.saa import SAAEstimator
+from baselines.saa import SAAEstimator
 
 HETERO = "msenv/MultiSpin-Hetero-v0"
 #: the decisions part's episodes, rounds and first seed (held out from training and the tables)

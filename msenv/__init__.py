@@ -125,7 +125,8 @@ MOVED: dict[str, str] = {
     **{f"msenv.{m}": f"msenv.model.{m}" for m in ("_numeric", "slots", "channel", "acceptance", "latency",
                                                  "reactive", "goodput")},
     **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "dynamics", "functional",
-                                                  "seeding", "saa")},
+                                                  "seeding")},
+    "msenv.saa": "baselines.saa", "msenv.engine.saa": "baselines.saa",
     **{f"msenv.{m}": f"msenv.envs.{m}" for m in ("env", "vector", "cells", "cells_vector", "marl", "sb3", "render")},
     "msenv.validation": "msenv.config.validation",
 }

@@ -17,7 +17,7 @@ from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 from msenv.engine.functional import RoundContext
 from msenv.model.goodput import expected_goodput
-from msenv.engine.saa import SAAEstimator
+from baselines.saa import SAAEstimator
 
 
 def _context(seed=0, **overrides):

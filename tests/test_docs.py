@@ -104,15 +104,16 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
 
 
 def test_observation_and_info_docs_match_the_spaces():
-    from msenv.engine import functional as F
-    from msenv.engine.kinds import INFO_DOCS, info_keys
+    from msenv.engine.functional import engine_for
     from msenv.engine.observation import feature_docs
 
     for config in msenv.ENV_IDS.values():
         cfg = msenv.resolve_config(config)
         dev, glob = feature_docs(cfg)
-        assert len(dev) * cfg.num_devices + len(glob) == F.obs_size(cfg)
-        assert set(info_keys(cfg)) <= set(INFO_DOCS)
+        lay = msenv.layout_of(cfg)
+        assert (len(dev), len(glob)) == (lay.row, lay.n_globals)
+        engine = engine_for(cfg)
+        assert all(key.doc for key in engine.info) and engine.info_keys == tuple(key.name for key in engine.info)
 
 
 # ---------------------------------------------------------------------- code blocks

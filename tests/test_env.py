@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import msenv
 from msenv import ENV_IDS, MultiSpinEnv, SystemConfig
-from msenv.engine.kinds import info_keys
+from msenv.engine.functional import info_keys
 from msenv.model.reactive import MODE_NONE
 
 

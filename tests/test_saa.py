@@ -1,4 +1,4 @@
-"""SAA estimators (msenv.engine.saa) under model §11: against plain per-sample computations."""
+"""SAA estimators (baselines.saa) under model §11: against plain per-sample computations."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from msenv.envs.env import MultiSpinEnv
 
 
 def test_bayes_saa_draws_alpha_from_the_filters_predictive():
-    from msenv.engine.saa import DynamicSAAEstimator
+    from baselines.saa import DynamicSAAEstimator
 
     cfg = SystemConfig(num_devices=4, alpha_dynamics="markov", alpha_observed=False, alpha_grid_size=16)
     env = MultiSpinEnv(cfg)
@@ -32,7 +32,7 @@ def test_bayes_saa_draws_alpha_from_the_filters_predictive():
 
 
 def _est_pair(cfg, seed=0, n=400):
-    from msenv.engine.saa import DynamicSAAEstimator
+    from baselines.saa import DynamicSAAEstimator
 
     env = MultiSpinEnv(cfg)
     env.reset(seed=seed)
@@ -132,7 +132,7 @@ def test_greedy_decisions_equal_a_from_scratch_greedy(k, over):
     """The incremental SAA scoring (re-solve only the samples whose rejected set changed, reuse
     the last batch's T_com) gives the same decisions and values as scoring every candidate alone."""
     from baselines.greedy import greedy_search
-    from msenv.engine.saa import SAAEstimator
+    from baselines.saa import SAAEstimator
 
     cfg = msenv.preset("qwen2.5", num_devices=k, n_saa=300, **over)
     env = MultiSpinEnv(cfg)

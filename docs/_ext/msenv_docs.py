@@ -194,7 +194,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 
     import msenv
     from msenv.config import FIELD_ORDER, SystemConfig
-    from msenv.engine.kinds import INFO_DOCS, info_keys
+    from msenv.engine.functional import engine_for
     from msenv.engine.observation import feature_docs
 
     cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
@@ -205,7 +205,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
             for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
     dev, glob = feature_docs(cfg)
     obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
-    info_rows = [[f"`{key}`", INFO_DOCS[key]] for key in info_keys(cfg)]
+    info_rows = [[f"`{key.name}`", key.doc] for key in engine_for(cfg).info]
     name = env_id.split("/")[-1]
     img = out / "img" / f"{name}.png"
     _render(env_id, img)
@@ -258,7 +258,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     from msenv.engine.cells import K_SCALE
     from msenv.envs.cells import CELL_FIELDS, CellConfig
     from msenv.config import FIELD_ORDER, SystemConfig, field_docs
-    from msenv.engine.kinds import INFO_DOCS, info_keys
+    from msenv.engine.functional import engine_for
+    from msenv.engine.kinds import CELL_INFO
     from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
 
     cells = msenv.env_config(env_id)
@@ -275,8 +276,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
                 "for a padded slot (whose row is all zeros)"]]
                 + [[f"`{nf + 1}·k_max + {i}`", d] for i, d in enumerate(glob)]
                 + [[f"`{nf + 1}·k_max + {GLOBAL_FEATURES}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
-    info_rows = [[f"`{key}`", INFO_DOCS[key].replace("[K]", "[k_max]")] for key in info_keys(base)]
-    info_rows.append(["`num_devices`", "int: K, the cell's devices (slots 0 … K − 1)"])
+    info_rows = [[f"`{key.name}`", key.doc.replace("[K]", "[k_max]")] for key in engine_for(base).info + CELL_INFO]
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([

@@ -20,6 +20,8 @@ ALPHA_DYNAMICS = ("fixed", "request", "markov")
 ALPHA_BELIEFS = ("auto", "beta", "grid")
 SPEED_OF_LIGHT = 299_792_458.0
 TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
+TRACE_SPLITS = ("train", "validation", "test", "all")
+TRACE_DRAFTERS = ("eagle", "ngram")
 
 
 def dbm_to_watt(dbm: float) -> float:
@@ -218,8 +220,48 @@ class DynamicsConfig:
 
 
 @dataclass(frozen=True)
+class TraceConfig:
+    """Beyond the paper: acceptance replayed from traces of real drafters (model §12; all [R]).
+    The default (no trace) is the i.i.d. model of model §3 and §11, bit for bit."""
+
+    #: where each round's acceptance comes from: None (the i.i.d. model, α per task), the name of a
+    #: preset of the fitted trace model (a bank drawn from it, e.g. "gsm8k-eagle"), or the path of a
+    #: bank file (SpecDecode-Bench's JSONL, or msenv's .npz); a trace needs channel_dynamics="iid",
+    #: csi="oracle" and alpha_dynamics="fixed" (the trace is the acceptance process)
+    trace_source: str | None = None
+    #: the drafter whose ``acc_len`` a published JSONL file's requests hold: "eagle" or "ngram"
+    #: (a preset, and an .npz bank, name their own)
+    trace_drafter: str = "eagle"
+    #: which requests of the bank the devices serve: "train", "validation", "test" (a split of the
+    #: bank by request, fixed by its sha256) or "all"
+    trace_split: str = "train"
+    #: H, the rounds of each device's history the observation shows (draft length, accepted count,
+    #: rejection), cleared when its request ends
+    trace_history: int = 4
+    #: requests of a preset's bank (each drawn from the fitted model)
+    trace_requests: int = 2000
+    #: the seed of a preset's bank (another seed: another bank from the same model)
+    trace_seed: int = 0
+    #: leave out a file's requests whose prompt plus output reached this many tokens (the
+    #: published profiling's generation limit was 8192; its few requests there look like
+    #: repetition loops), or None (keep every request)
+    trace_drop_limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.trace_source is not None and (not isinstance(self.trace_source, str) or not self.trace_source):
+            fail("trace_source", self.trace_source, "None, a preset name or a bank file's path")
+        check_choice(self, "trace_drafter", TRACE_DRAFTERS)
+        check_choice(self, "trace_split", TRACE_SPLITS)
+        check_int(self, "trace_history", 1, 64)
+        check_int(self, "trace_requests", 3, 10**6)
+        check_int(self, "trace_seed", 0, 2**63 - 1)
+        if self.trace_drop_limit is not None:
+            check_int(self, "trace_drop_limit", 2, 10**9)
+
+
+@dataclass(frozen=True)
 class SAAConfig:
-    """The SAA controllers' defaults (:mod:`msenv.engine.saa`, the greedy and exact SAA baselines);
+    """The SAA controllers' defaults (:mod:`baselines.saa`, the greedy and exact SAA baselines);
     no environment reads them."""
 
     #: N_SAA, the sampled outcomes the SAA controllers average over per decision
@@ -236,7 +278,7 @@ class SAAConfig:
 #: SystemConfig's groups: attribute → class, in declaration order
 GROUPS: dict[str, type] = {
     "radio": RadioConfig, "channel": ChannelConfig, "compute": ComputeConfig, "acceptance": AcceptanceConfig,
-    "episode": EpisodeConfig, "dynamics": DynamicsConfig, "saa": SAAConfig,
+    "episode": EpisodeConfig, "dynamics": DynamicsConfig, "traces": TraceConfig, "saa": SAAConfig,
 }
 #: each grouped field's group
 GROUP_OF: dict[str, str] = {f.name: g for g, cls in GROUPS.items() for f in dataclasses.fields(cls)}

@@ -25,7 +25,7 @@ from typing import Any
 from .groups import (ALPHA_BELIEFS, ALPHA_DYNAMICS, CHANNEL_DYNAMICS, CSI_MODES, FADING_MODELS, FADING_REDRAW,
                      GROUP_OF, GROUPS, MODE_POLICIES, SAA_OBJECTIVES, SPEED_OF_LIGHT, TASKS, VERIFY_BATCH,
                      AcceptanceConfig, ChannelConfig, ComputeConfig, DynamicsConfig, EpisodeConfig, RadioConfig,
-                     SAAConfig, dbm_to_watt)
+                     SAAConfig, TraceConfig, dbm_to_watt)
 from .validation import check_int, check_numbers, fail
 
 
@@ -64,6 +64,8 @@ class SystemConfig:
     episode: EpisodeConfig = EpisodeConfig()
     #: model §11 dynamics (:class:`DynamicsConfig`)
     dynamics: DynamicsConfig = DynamicsConfig()
+    #: acceptance from traces, model §12 (:class:`TraceConfig`)
+    traces: TraceConfig = TraceConfig()
     #: the SAA controllers' defaults (:class:`SAAConfig`)
     saa: SAAConfig = SAAConfig()
 
@@ -71,10 +73,10 @@ class SystemConfig:
                  radio: RadioConfig | None = None, channel: ChannelConfig | None = None,
                  compute: ComputeConfig | None = None, acceptance: AcceptanceConfig | None = None,
                  episode: EpisodeConfig | None = None, dynamics: DynamicsConfig | None = None,
-                 saa: SAAConfig | None = None, **fields: Any) -> None:
+                 traces: TraceConfig | None = None, saa: SAAConfig | None = None, **fields: Any) -> None:
         check_fields("SystemConfig.__init__()", fields)
         given = dict(radio=radio, channel=channel, compute=compute, acceptance=acceptance, episode=episode,
-                     dynamics=dynamics, saa=saa)
+                     dynamics=dynamics, traces=traces, saa=saa)
         set_ = object.__setattr__
         set_(self, "preset", preset)
         set_(self, "num_devices", num_devices)
@@ -103,6 +105,11 @@ class SystemConfig:
                  "'round' with channel_dynamics='gauss_markov' (the AR(1) process sets the time evolution)")
         check_numbers(self, "request_mean_tokens", len(self.tasks), self.tasks, 1.0, 1e9, False, "mean lengths ≥ 1",
                  "[1, 1e9]")
+        if self.trace_source is not None:  # the trace is the acceptance process, over the paper's channel
+            for name, allowed in (("channel_dynamics", "iid"), ("csi", "oracle"), ("alpha_dynamics", "fixed")):
+                if getattr(self, name) != allowed:
+                    fail(name, getattr(self, name), f"{allowed!r} with trace_source={self.trace_source!r} (traces "
+                                                    "replay acceptance over the paper's channel)")
 
     # ------------------------------------------------------------------ derived
     @functools.cached_property
@@ -139,7 +146,7 @@ class SystemConfig:
     def belief(self) -> str | None:
         """The server's belief about a hidden α: "beta", "grid" (``alpha_belief`` resolved), or
         None when α is observed."""
-        if self.alpha_observed:
+        if self.alpha_observed or self.trace_source is not None:
             return None
         if self.alpha_belief == "auto":
             return "grid" if self.alpha_dynamics == "markov" else "beta"
@@ -150,7 +157,7 @@ class SystemConfig:
         """The paper's assumptions: i.i.d. block fading seen exactly, fixed observed α
         (:func:`msenv.engine.kinds.engine_for` reads it, once, to choose the engine)."""
         return (self.channel_dynamics == "iid" and self.csi == "oracle" and self.alpha_dynamics == "fixed"
-                and self.alpha_observed)
+                and self.alpha_observed and self.trace_source is None)
 
     def __hash__(self) -> int:
         """The dataclass hash (of every field), computed once: configs key the per-config caches
@@ -168,6 +175,7 @@ class SystemConfig:
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "radio" not in state:  # a config pickled by 0.5 (one flat dataclass)
             state = SystemConfig(**{k: v for k, v in state.items() if k in FIELD_NAMES}).__dict__
+        state = {**{name: _DEFAULTS[name] for name in GROUPS}, **state}  # a group added since: its defaults
         self.__dict__.update(state)
 
     # ------------------------------------------------------------------ helpers

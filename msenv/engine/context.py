@@ -52,6 +52,20 @@ class RoundContext:
     w_ul: np.ndarray | None = None  #: oracle CSI only: decision → correction innovations
     w_dl: np.ndarray | None = None
     oracle: bool = False  #: the context knows the correction-time channel (whatever the CSI mode)
+    #: acceptance from traces (model §12): each device's last rounds in its request, newest first,
+    #: int [K, H, 3] (γ, accepted, rejected; :data:`~msenv.model.slots.HISTORY`), the rounds it
+    #: holds [K], and the tokens the request has generated so far [K]
+    history: np.ndarray | None = None
+    history_rounds: np.ndarray | None = None
+    request_tokens: np.ndarray | None = None
+    #: a controller's estimate of each device's acceptance beyond one α: P(F_k > j), j = 0 … γ_max
+    #: [K, γ_max + 1] (non-increasing from 1); when set, the SAA controllers sample F from it and
+    #: price E[N_k] with it (model §12: a depth profile estimated from a device's history)
+    survival: np.ndarray | None = None
+    #: the oracle context of a trace: each device's first-rejection position this round, F_k =
+    #: acc_len at its position, capped at γ_max + 1 (a draft of γ_k emits min(F_k, γ_k + 1) tokens,
+    #: rejected iff F_k ≤ γ_k) — the trace's future, for named oracle controllers only
+    first_rejection: np.ndarray | None = None
 
     @property
     def gains_move(self) -> bool:

@@ -15,20 +15,42 @@ and :mod:`msenv.engine.dynamics` (the two steps), :mod:`msenv.engine.cells` (pad
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..config.system import SystemConfig
 from ..model.goodput import RoundResult
 from .context import ORACLE_MODES, RoundContext, validate_action
-from .kinds import engine_for
+from .kinds import DynamicEngine, Engine, PaperEngine
 from .observation import GLOBAL_FEATURES, Layout, device_features
 from .state import REQUEST_POOL, State, fading_draws, reset_draws, step_draws
+from .traces import TraceEngine
 
 __all__ = [
-    "GLOBAL_FEATURES", "Layout", "ORACLE_MODES", "REQUEST_POOL", "RoundContext", "State", "context",
+    "GLOBAL_FEATURES", "Layout", "ORACLE_MODES", "engine_for", "info_keys", "REQUEST_POOL", "RoundContext", "State", "context",
     "device_features", "fading_draws", "layout", "obs_size", "observe", "reset_draws", "reset_state", "step_draws",
     "step_state", "validate_action", "warm_up",
 ]
+
+
+@functools.lru_cache(maxsize=128)
+def engine_for(config: SystemConfig) -> Engine:
+    """The engine of ``config``, built once per config (the one place that reads which kind plays
+    it): :class:`~msenv.engine.traces.TraceEngine` when acceptance comes from traces
+    (``trace_source``), :class:`~msenv.engine.kinds.PaperEngine` in the paper scenario
+    (:attr:`~msenv.config.SystemConfig.is_paper_scenario`), else
+    :class:`~msenv.engine.kinds.DynamicEngine`."""
+    if not isinstance(config, SystemConfig):
+        raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
+    if config.trace_source is not None:
+        return TraceEngine(config)
+    return PaperEngine(config) if config.is_paper_scenario else DynamicEngine(config)
+
+
+def info_keys(config: SystemConfig) -> tuple[str, ...]:
+    """The per-step ``info`` keys of ``config``'s engine."""
+    return engine_for(config).info_keys
 
 
 def warm_up(cfg: SystemConfig) -> None:

@@ -1,17 +1,16 @@
 """The engine: built once from a config, it owns everything a config's rounds need.
 
-:func:`engine_for` reads the config once and returns its engine — the paper scenario's
-(:class:`PaperEngine`) or the model §11 dynamics' (:class:`DynamicEngine`) — built once per config
-and cached. An engine owns the :class:`~msenv.engine.layout.Layout` (spaces, observation width and
+:func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — the paper
+scenario's (:class:`PaperEngine`), the model §11 dynamics' (:class:`DynamicEngine`) or the traces'
+(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the :class:`~msenv.engine.layout.Layout` (spaces, observation width and
 the meaning of each entry), reset, step, observation, the controllers' context, the ``info`` of a
 round (its keys and their meanings in one list, :attr:`Engine.info`) and the rows of a cell
 generator (:meth:`Engine.cells`). The shells call these methods and never ask which kind they hold;
-adding a kind is adding a class here and a case to :func:`engine_for`.
+adding a kind is adding a class (here or in a module of its own) and a case to ``engine_for``.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -63,7 +62,7 @@ DYNAMIC_INFO = (
 #: back-to-back requests: which requests ended
 REQUEST_INFO = (InfoKey("request_done", "bool [K]: the device's request ended this round (requests only)"),)
 #: a cell generator's rows add the cell's size
-CELL_INFO = (InfoKey("num_devices", "int: K, the devices of the cell that played the round"),)
+CELL_INFO = (InfoKey("num_devices", "int: K, the cell's devices (slots 0 … K − 1)"),)
 #: the round's fields each ``info`` copies from its :class:`~msenv.model.goodput.RoundResult`
 RESULT_KEYS = tuple(key.name for key in ROUND_INFO[:11])
 
@@ -273,19 +272,5 @@ class DynamicEngine(Engine):
         return dynamic_context(state, self.config, index, oracle)
 
 
-@functools.lru_cache(maxsize=128)
-def engine_for(config: SystemConfig) -> Engine:
-    """The engine of ``config``, built once per config: :class:`PaperEngine` in the paper scenario
-    (:attr:`~msenv.config.SystemConfig.is_paper_scenario`), else :class:`DynamicEngine`."""
-    if not isinstance(config, SystemConfig):
-        raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
-    return PaperEngine(config) if config.is_paper_scenario else DynamicEngine(config)
-
-
-def info_keys(config: SystemConfig) -> tuple[str, ...]:
-    """The per-step ``info`` keys of ``config``'s engine."""
-    return engine_for(config).info_keys
-
-
 __all__ = ["CELL_INFO", "DYNAMIC_INFO", "DynamicEngine", "Engine", "INFO_DOCS", "INFO_KEYS", "InfoKey", "PaperEngine",
-           "REQUEST_INFO", "RESULT_KEYS", "ROUND_INFO", "engine_for", "info_keys"]
+           "REQUEST_INFO", "RESULT_KEYS", "ROUND_INFO"]

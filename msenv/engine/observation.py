@@ -56,6 +56,10 @@ DS = DeviceSlots(*range(len(DeviceSlots._fields)))
 DEVICE_FEATURES = len(DS)
 GLOBAL_FEATURES = 2
 GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
+#: each history round's entries (model §12): γ/γ_max, accepted/γ_max, +1 rejected / −1 all accepted
+HISTORY_FEATURES = ("gamma", "accepted", "outcome")
+#: the progress entry is tanh(tokens of the request so far / PROGRESS_SCALE)
+PROGRESS_SCALE = 256.0
 P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
 DOPPLER_SCALE_HZ = 10.0
 
@@ -71,6 +75,9 @@ def device_features(cfg: SystemConfig) -> int:
 def device_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
     """The name of each entry of a device row under ``cfg``, in order (:func:`device_features` of
     them; :func:`feature_docs` says what each holds)."""
+    if cfg.trace_source is not None:  # model §12: the request's acceptance so far and its last rounds
+        history = [f"h{h}_{x}" for h in range(1, cfg.trace_history + 1) for x in HISTORY_FEATURES]
+        return ("accept_rate", "draft_speed", "g_ul", "g_dl", "beta", *history, "progress")
     alpha = {None: "alpha", "beta": "alpha_posterior_mean", "grid": "alpha_predictive_mean"}[cfg.belief]
     names = [alpha, "draft_speed", "g_ul", "g_dl", "beta"]
     if cfg.alpha_hidden:
@@ -96,9 +103,20 @@ def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
                                                                        cfg.alpha_dynamics != "fixed" else ""),
              "beta": "the Beta posterior's mean of the request's α",
              "grid": "the filter's predictive mean of the coming round's α"}[cfg.belief]
+    if cfg.trace_source is not None:
+        alpha = ("(1 + A) / (2 + A + R): the acceptance of the device's request so far (A accepted drafted "
+                 "tokens, R rejections since the request began; no α exists)")
     dev = [alpha, "the drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]",
            f"tanh((g_ul [dB] + 115)/15): UL, {gain}", f"tanh((g_dl [dB] + 115)/15): DL, {gain}",
            "tanh((β [dB] + 115)/15): the large-scale gain"]
+    if cfg.trace_source is not None:
+        for h in range(1, cfg.trace_history + 1):
+            when = "the last round" if h == 1 else f"{h} rounds ago"
+            dev += [f"γ / γ_max of {when} in the request (0 before its first rounds)",
+                    f"accepted drafted tokens / γ_max of {when}",
+                    f"+1 if {when} had a rejection, −1 if it drafted and all was accepted, 0 otherwise"]
+        dev.append(f"tanh(tokens the request has generated / {PROGRESS_SCALE:g}) (never its length)")
+        return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
     if cfg.alpha_hidden:
         dev.append("min(2·sd of the α belief, 1)")
     if cfg.belief == "grid":

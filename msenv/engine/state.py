@@ -17,6 +17,9 @@ then speeds K, the innovations w₁ (complex, per link), request length K, reque
 state K, and the uniforms of the next :data:`REQUEST_POOL` requests 3·K·POOL (so request j of a
 device is the same for every controller); step — w₂ and the next w₁ (complex, per link; they
 replace the i.i.d. redraw), the coins K, then chain switch K, new task K, new length K, new α K.
+Acceptance from traces (model §12) appends: reset — each device's first request K, where in it the
+device starts K, and its next :data:`TRACE_POOL` requests K·POOL; step — a request past that pool
+K (the step's outcome uniforms are drawn but unused: the trace is the outcome).
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from ..model.slots import StepDraws, StepParams, pack
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws
 REQUEST_POOL = 8
+#: the same for a trace bank's requests (model §12): the next requests of each device, drawn at reset
+TRACE_POOL = 16
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,21 @@ class State:
     #: hidden α, belief "grid": joint probabilities of (request α bin, easy/hard) for the coming
     #: round [B, K, alpha_grid_size, 2] — the forward filter of the chain
     belief: np.ndarray | None = None
+    # --- acceptance from traces (model §12)
+    #: int [B, K] each device's request (its index in the bank) and position in it
+    request: np.ndarray | None = None
+    position: np.ndarray | None = None
+    #: int [B, K] requests each device has started this episode (1 after the reset)
+    started: np.ndarray | None = None
+    #: int [B, K, TRACE_POOL] the next requests of each device, drawn at reset
+    request_pool: np.ndarray | None = None
+    #: int [B, K, H, 3] each device's last rounds in its request, newest first: (γ, accepted,
+    #: rejected); rows past ``history_rounds`` are zero
+    history: np.ndarray | None = None
+    #: int [B, K] rounds of the request the history holds (at most H)
+    history_rounds: np.ndarray | None = None
+    #: int [B, K, 2] the request's accepted drafted tokens and rejections so far
+    accept_counts: np.ndarray | None = None
     #: the observation of this state when the step kernel already wrote it, else None
     obs: np.ndarray | None = None
 
@@ -132,6 +152,9 @@ def layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
         reset += [("speed", k), ("w", cplx)]
     if dyn_alpha:
         reset += [("length", k), ("alpha", k), ("chain", k), ("pool", 3 * k * REQUEST_POOL)]
+    traced = cfg.trace_source is not None
+    if traced:  # the first request and where in it each device starts, then the next requests
+        reset += [("trace_first", k), ("trace_start", k), ("trace_pool", k * TRACE_POOL)]
     step = [("outcome", k)]
     if gm:
         step += [("w_com", cplx), ("w_next", cplx)]
@@ -140,6 +163,8 @@ def layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
     step += [("coins", k)]
     if dyn_alpha:
         step += [("switch", k), ("task", k), ("length", k), ("alpha", k)]
+    if traced:  # a request past the reset's pool
+        step += [("trace_next", k)]
     return {"reset": build(reset), "step": build(step)}
 
 

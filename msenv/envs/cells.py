@@ -38,7 +38,8 @@ from ..config.cells import (CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, che
 from ..config.system import SystemConfig
 from ..engine.cells import pad_observation, size_feature  # noqa: F401 (the cells module's names)
 from ..engine.context import RoundContext, validate_action
-from ..engine.kinds import Engine, engine_for
+from ..engine.functional import engine_for
+from ..engine.kinds import Engine
 from ..engine.observation import Layout
 from ..engine.state import State
 from .env import MultiSpinEnv

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.kinds import engine_for
+from ..engine.functional import engine_for
 from ..engine.state import State
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 from .render import ansi_line

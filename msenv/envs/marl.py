@@ -30,7 +30,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..config.system import SystemConfig, check_fields
-from ..engine.kinds import engine_for
+from ..engine.functional import engine_for
 from .env import MultiSpinEnv
 
 REWARD_MODES = ("shared", "per_device")

@@ -17,7 +17,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
 from ..config.system import SystemConfig
-from ..engine.kinds import engine_for
+from ..engine.functional import engine_for
 from ..engine.observation import changed_by
 from ..model.goodput import RoundResult
 

@@ -27,7 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.kinds import engine_for
+from ..engine.functional import engine_for
 from ..engine.state import State
 from .shell import Autoreset, Totals, autoreset_mode_of, check_num_envs, config_from_options, draw, peek, seed_list
 

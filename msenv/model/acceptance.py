@@ -78,6 +78,24 @@ accepted_tokens = ufunc(["i8(i8, i8)"], _accepted)
 rejected = ufunc(["b1(i8, i8)"], _rejected)
 
 
+def first_rejection_from_survival(u: np.ndarray, survival: np.ndarray) -> np.ndarray:
+    """F by inverse CDF from uniforms ``u`` [..., K] and each device's survival function
+    ``survival`` [K, J], ``survival[k, j]`` = P(F_k > j) (non-increasing, ``survival[k, 0]`` = 1):
+    F = 1 + #{j ≥ 1 : P(F > j) > u}, so P(F > j) is exactly ``survival[k, j]`` and F ≤ J (the cap).
+    The i.i.d. model is ``survival[k, j] = α_k^j``; a depth profile α_d gives Π_{d<j} α_d."""
+    u = np.asarray(u, dtype=float)
+    return 1 + (np.asarray(survival)[..., 1:] > u[..., None]).sum(axis=-1)
+
+
+def expected_tokens_from_survival(survival: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """E[N_k] = E[min(F_k, γ_k + 1)] = Σ_{j=0}^{γ_k} P(F_k > j) from ``survival`` [K, J] (as
+    :func:`first_rejection_from_survival`), for draft lengths ``gamma`` [..., K] below J."""
+    cum = np.cumsum(np.asarray(survival, dtype=float), axis=-1)  # [K, J]
+    gamma = np.asarray(gamma, dtype=np.int64)
+    k = np.arange(cum.shape[0])
+    return cum[k, gamma]
+
+
 def rejection_probability(alpha: np.ndarray, gamma: np.ndarray) -> np.ndarray:
     """P(rejected) = 1 − α^γ."""
     return 1.0 - np.power(alpha, gamma)

@@ -219,19 +219,23 @@ def saa_objective(
     alpha: np.ndarray,
     first_rejection: np.ndarray | None = None,
     cfg: SystemConfig | None = None,
+    survival: np.ndarray | None = None,
 ) -> np.ndarray:
     """Expected goodput of candidates ``gammas`` [C, K] from per-sample T_com [C, S] (model §6).
 
     ``"ratio"`` (paper): Σ_k E[N_k] / (T_cmp + mean_s T_com), E[N_k] in closed form;
     ``"mean_of_ratios"``: mean_s Σ_k N_k,s / (T_cmp + T_com,s) — the expected reward; needs the
     samples ``first_rejection`` [S, K]. ``alpha`` is [K], or [S, K] samples of an uncertain α
-    (then E[N_k] is averaged over them). ``cfg`` decides which devices the batch serves
-    (:func:`in_batch`; None = all).
+    (then E[N_k] is averaged over them). ``survival`` [K, γ_max + 1]: P(F_k > j) when the
+    acceptance is not i.i.d. (a depth profile), used instead of ``alpha``. ``cfg`` decides which
+    devices the batch serves (:func:`in_batch`; None = all).
     """
     served = True if cfg is None else in_batch(gammas, cfg)
     if objective == "ratio":
         alpha = np.asarray(alpha)
-        if alpha.ndim == 2:  # α samples [S, K] (model §11): E[N_k] averaged over the posterior
+        if survival is not None:
+            e_tokens = acceptance.expected_tokens_from_survival(survival, gammas)
+        elif alpha.ndim == 2:  # α samples [S, K] (model §11): E[N_k] averaged over the posterior
             e_tokens = acceptance.expected_tokens(alpha[None], gammas[:, None]).mean(axis=1)
         else:
             e_tokens = acceptance.expected_tokens(alpha, gammas)
@@ -262,7 +266,7 @@ def expected_goodput(
     """SAA estimate of the expected goodput of each candidate (model §6), plain batched form.
 
     ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
-    numbers). Returns [C]. :class:`msenv.saa.SAAEstimator` computes the same numbers
+    numbers). Returns [C]. :class:`baselines.saa.SAAEstimator` computes the same numbers
     incrementally (re-solving only the samples whose rejected set changes).
     """
     gammas = np.atleast_2d(np.asarray(gammas))

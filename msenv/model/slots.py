@@ -136,6 +136,21 @@ class Moments(NamedTuple):
     p_hard: int  #: P(the chain is hard)
 
 
+class HistoryEntries(NamedTuple):
+    """The entries of one round of a device's trace history [..., H, 3] (model §12)."""
+
+    gamma: int  #: the round's draft length
+    accepted: int  #: its accepted drafted tokens
+    rejected: int  #: 1 if it had a rejection
+
+
+class AcceptCounts(NamedTuple):
+    """The entries of a device's request counts [..., 2] (model §12)."""
+
+    accepted: int  #: accepted drafted tokens so far in the request
+    rejected: int  #: rejections so far in the request
+
+
 def _index(table: type) -> NamedTuple:
     return table(*range(len(table._fields)))
 
@@ -151,6 +166,8 @@ DYN_REAL: DynamicFloats = _index(DynamicFloats)
 DYN_FLAG: DynamicFlags = _index(DynamicFlags)
 COMPLEX_ROW: ComplexRows = _index(ComplexRows)
 MOMENT: Moments = _index(Moments)
+HISTORY: HistoryEntries = _index(HistoryEntries)
+COUNT: AcceptCounts = _index(AcceptCounts)
 #: the two-letter names of 0.5, kept for code that imports them
 RP, SP, SD, IR, FR, PR = ROUND_PARAM, STEP_PARAM, STEP_DRAW, INT_ROW, REAL_ROW, PER_ROUND
 DF, DB, CR, MO = DYN_REAL, DYN_FLAG, COMPLEX_ROW, MOMENT

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import acceptance, latency
-from ..config.system import MODE_POLICIES, SAA_OBJECTIVES
-from .functional import RoundContext
-from ..model.goodput import communication_time, saa_objective
+from msenv.model import acceptance, latency
+from msenv.config import MODE_POLICIES, SAA_OBJECTIVES
+from msenv.engine.context import RoundContext
+from msenv.model.goodput import communication_time, saa_objective
 
 
 def check_saa_args(owner: str, n_samples, objective, policy):
@@ -68,8 +68,12 @@ class SAAEstimator:
         self.communication = communication
         s = cfg.n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
-        #: samples of F (first-rejection positions) [S, K], original device order
-        self.samples = acceptance.sample_first_rejection(rng, context.alpha, cfg.gamma_max + 1, size=(s, k))
+        #: samples of F (first-rejection positions) [S, K], original device order: from α (i.i.d.),
+        #: or from the context's survival profile when it holds one
+        if context.survival is None:
+            self.samples = acceptance.sample_first_rejection(rng, context.alpha, cfg.gamma_max + 1, size=(s, k))
+        else:
+            self.samples = acceptance.first_rejection_from_survival(1.0 - rng.random((s, k)), context.survival)
         self.coins = rng.random((s, k)) if self.policy == "random" else None
         self._order = np.argsort(-np.asarray(context.g_ul), kind="stable")
         self._f = self.samples[:, self._order]
@@ -152,7 +156,8 @@ class SAAEstimator:
         gammas = np.atleast_2d(gammas)
         t_com = self._t_com_many(gammas, base)
         t_cmp = latency.compute_latency(gammas, self.context.t_draft, self.config)
-        vals = saa_objective(self.objective, gammas, t_cmp, t_com, self.context.alpha, self.samples, self.config)
+        vals = saa_objective(self.objective, gammas, t_cmp, t_com, self.context.alpha, self.samples, self.config,
+                             self.context.survival)
         return vals[0] if single else vals
 
 
