@@ -151,7 +151,7 @@ class PPOController(Controller):
             self._layout = CellLayout(cfg, lay)
         lay = self._layout.layout
         if np.shape(obs)[-1] == lay.obs_size:  # a single-cell env's observation
-            obs = pad_observation(np.asarray(obs), lay, context.t_draft, cfg.t_draft_ref_s, cfg.num_devices)
+            obs = pad_observation(np.asarray(obs), cfg, context.t_draft, cfg.num_devices)
         return obs
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):

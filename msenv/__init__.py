@@ -32,6 +32,9 @@ _PEDESTRIAN = dict(channel_dynamics="gauss_markov", speed_range_mps=(0.5, 1.5), 
 _HIDDEN_REQUESTS = dict(alpha_dynamics="request", alpha_observed=False)
 #: heterogeneous devices (drafting up to 2× slower than the reference) in a weak cell
 _HETERO = dict(draft_scale_range=(1.0, 2.0), p_dl_dbm=10.0)
+#: acceptance from traces (model §12): a bank of the fitted model by default; γ_max below every
+#: preset's cap (the smallest, gsm8k-EAGLE's, is 16)
+_TRACES = dict(trace_source="sharegpt-ngram", gamma_max=12)
 
 #: registered id → config (a preset name, or a dict of fields with its ``preset``)
 ENV_IDS: dict[str, str | dict] = {
@@ -46,6 +49,7 @@ ENV_IDS: dict[str, str | dict] = {
     "msenv/MultiSpin-Hetero-v0": dict(preset="qwen2.5", **_HETERO),
     "msenv/MultiSpin-Hetero-DR-v0": dict(preset="qwen2.5", **_HETERO, p_dl_dbm_range=(10.0, 20.0),
                                          p_ul_dbm_range=(10.0, 20.0)),
+    "msenv/MultiSpin-Traces-v0": dict(preset="qwen2.5", **_TRACES),
 }
 #: what each id is for, in one line (its documentation page starts with it)
 ENV_NOTES: dict[str, str] = {
@@ -68,6 +72,10 @@ ENV_NOTES: dict[str, str] = {
                                  "well below the best known decision.",
     "msenv/MultiSpin-Hetero-DR-v0": "The Hetero cell with budgets drawn per episode, P_ul and P_dl ~ U[10, 20] "
                                     "dBm: one policy for a range of weak cells.",
+    "msenv/MultiSpin-Traces-v0": "The paper's cell and radio, acceptance replayed from traces of a real drafter: each "
+                                 "device serves requests of a trace bank (a preset of the fitted model, or a file: "
+                                 "trace_source), bursty and history-dependent; the server sees each device's last "
+                                 "rounds, never α (there is none) nor the trace ahead.",
 }
 assert ENV_NOTES.keys() == ENV_IDS.keys()
 #: registered cell-generator ids → their :class:`~msenv.cells.CellConfig` (a dict of its fields):

@@ -36,7 +36,8 @@ from gymnasium.utils import seeding
 from ..config.cells import (CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields,  # noqa: F401
                             draw_cell, resolve_cells)
 from ..config.system import SystemConfig
-from ..engine.cells import pad_observation, size_feature  # noqa: F401 (the cells module's names)
+from ..engine import cells as padded_cells
+from ..engine.cells import size_feature  # noqa: F401 (the cells module's name)
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
 from ..engine.kinds import Engine
@@ -64,6 +65,12 @@ def flat_fields(config: SystemConfig | CellConfig) -> dict[str, Any]:
         base = {k: v for k, v in config.base.to_dict().items() if k not in DRAWN_FIELDS}
         return {**base, **{name: getattr(config, name) for name in CELL_FIELDS if name != "base"}}
     return config.to_dict()
+
+
+def pad_observation(obs: np.ndarray, cell: SystemConfig, t_draft: np.ndarray, k_max: int) -> np.ndarray:
+    """The padded observation (module docstring) of a single-cell observation ``obs`` of ``cell``
+    whose devices draft at ``t_draft`` s per token [K], in ``k_max`` device slots."""
+    return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.t_draft_ref_s, k_max)
 
 
 def config_label(config: SystemConfig | CellConfig) -> str:

@@ -172,6 +172,4 @@ class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
         """The padded observation of the cell (what the single-agent cells env observes)."""
         from .cells import pad_observation
 
-        cell = self.env.cell
-        return pad_observation(self._single_obs(), engine_for(cell).layout, self.env.state.t_draft[0], cell.t_draft_ref_s,
-                               self.env.config.k_max)
+        return pad_observation(self._single_obs(), self.env.cell, self.env.state.t_draft[0], self.env.config.k_max)

@@ -1,0 +1,144 @@
+"""Acceptance from traces (model §12) inside msenv: the headroom of a controller that uses history,
+and the rivals' tunables chosen on validation requests.
+
+``python -m experiments traces-tune``: every rival's tunables swept on the validation requests of
+each preset (validation seeds; the same episodes for every setting), the best kept per preset;
+``python -m experiments traces-headroom``: every rival (at its tuned setting), the best fixed draft
+length and the clairvoyant reference on each preset's validation requests — throughput relative
+to the best fixed draft length, paired per episode, and the share of the clairvoyant's gain over it
+that each takes.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from baselines import make_controller
+from baselines.harness import Entry, evaluate
+from baselines.report import ci95, write_csv
+from baselines.suites import VALIDATION_SEEDS
+from msenv import env_config
+
+TRACES_ID = "msenv/MultiSpin-Traces-v0"
+#: the presets the experiments sweep (one EAGLE and one n-gram of each data set)
+PRESETS = ("gsm8k-eagle", "gsm8k-ngram", "sharegpt-eagle", "sharegpt-ngram", "cnn-eagle", "cnn-ngram",
+           "instructcoder-eagle", "instructcoder-ngram")
+#: first validation seed of these experiments (inside the validation block, apart from the cells' ones)
+SEED = VALIDATION_SEEDS.start + 60_000
+EPISODES, ROUNDS = 8, 100
+#: each rival's tunables and the values swept (the first is the default before tuning)
+GRIDS: dict[str, dict[str, tuple]] = {
+    "hf-budget": {"budget": (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)},
+    "last-outcome": {"budget": (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)},
+    "ucb-lengths": {"exploration": (0.05, 0.2, 0.5, 2.0)},
+    "ucb-budget": {"exploration": (0.05, 0.2, 0.5, 2.0)},
+    "km-greedy": {"prior": (1.0, 4.0, 16.0)},
+}
+
+
+@dataclass(frozen=True)
+class Rival:
+    """A picklable controller factory: a registered name with keyword arguments."""
+
+    name: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self):
+        return make_controller(self.name, **dict(self.kwargs))
+
+    @property
+    def label(self) -> str:
+        return self.name + "".join(f"[{k}={v:g}]" for k, v in self.kwargs)
+
+
+def preset_config(preset: str, rounds: int = ROUNDS, split: str = "validation", **overrides):
+    """The Traces id's config with acceptance from ``preset``'s bank, on its ``split`` requests."""
+    return env_config(TRACES_ID, trace_source=preset, trace_split=split, episode_length=rounds, **overrides)
+
+
+def _throughputs(stats, labels) -> dict[str, np.ndarray]:
+    """Each label's per-episode throughput, episodes in seed order."""
+    out = {}
+    for label in labels:
+        rows = sorted((s for s in stats if s.label == label), key=lambda s: s.episode)
+        out[label] = np.array([s.throughput for s in rows])
+    return out
+
+
+def sweep(config, rivals: list[Rival], episodes: int, seed: int, workers: int, progress: bool = False):
+    """Every rival on the same ``episodes`` (seeds ``seed`` …): their per-episode throughputs."""
+    entries = [Entry(r.label, r) for r in rivals]
+    stats = evaluate(entries, config, episodes, seed, workers=workers, progress=progress)
+    return _throughputs(stats, [r.label for r in rivals])
+
+
+def fixed_rivals(gamma_max: int) -> list[Rival]:
+    """``fixed-0`` … ``fixed-γ_max``."""
+    return [Rival(f"fixed-{g}") for g in range(gamma_max + 1)]
+
+
+def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED,
+         workers: int = 2, progress: bool = False) -> dict[str, dict[str, dict[str, float]]]:
+    """Each rival's best setting per preset on the validation requests (highest mean throughput),
+    written to ``out/traces_tuned.json`` with every setting's figures in ``traces_tuning.csv``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    best: dict[str, dict[str, dict[str, float]]] = {}
+    rows = []
+    for preset in presets:
+        cfg = preset_config(preset, rounds)
+        rivals = fixed_rivals(cfg.gamma_max) + [Rival(name, ((key, v),)) for name, grid in GRIDS.items()
+                                                 for key, values in grid.items() for v in values]
+        thr = sweep(cfg, rivals, episodes, seed, workers, progress)
+        best[preset] = {}
+        for name in ["fixed", *GRIDS]:
+            mine = [r for r in rivals if (r.name.startswith("fixed-") if name == "fixed" else r.name == name)]
+            means = {r.label: float(thr[r.label].mean()) for r in mine}
+            top = max(mine, key=lambda r: means[r.label])
+            best[preset][name] = {"gamma": int(top.name.split("-")[1])} if name == "fixed" else dict(top.kwargs)
+            for r in mine:
+                rows.append({"preset": preset, "rival": name, "setting": r.label, "throughput": means[r.label],
+                             "chosen": r is top})
+    write_csv(rows, out / "traces_tuning.csv")
+    (out / "traces_tuned.json").write_text(json.dumps(best, indent=2) + "\n")
+    return best
+
+
+def tuned_rivals(tuned: dict[str, dict[str, float]]) -> list[Rival]:
+    """The rivals of the headroom table at their tuned settings (``tuned``: one preset's entry of
+    :func:`tune`), the best fixed draft length and the untuned rules."""
+    rivals = [Rival(f"fixed-{tuned['fixed']['gamma']}"), Rival("greedy-saa"), Rival("hf-heuristic")]
+    rivals += [Rival(name, tuple(sorted(tuned[name].items()))) for name in GRIDS]
+    return rivals + [Rival("clairvoyant")]
+
+
+def headroom(out: str | Path, tuned: dict, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS,
+             seed: int = SEED + 10_000, workers: int = 2, progress: bool = False) -> list[dict]:
+    """Throughput of each rival relative to the best fixed draft length (paired per episode, mean
+    and 95% interval over episodes), and the share of the clairvoyant's gain it takes, per preset;
+    written to ``out/traces_headroom.csv``."""
+    rows = []
+    for preset in presets:
+        cfg = preset_config(preset, rounds)
+        rivals = tuned_rivals(tuned[preset])
+        thr = sweep(cfg, rivals, episodes, seed, workers, progress)
+        ref, top = thr[rivals[0].label], thr["clairvoyant"]
+        gain = float(top.mean() / ref.mean() - 1.0)
+        for r in rivals:
+            ratio = thr[r.label] / ref
+            half = ci95(ratio)
+            share = float((thr[r.label].mean() / ref.mean() - 1.0) / gain) if gain > 0 else float("nan")
+            rows.append({"preset": preset, "controller": r.label, "throughput": float(thr[r.label].mean()),
+                         "ratio_vs_best_fixed": float(ratio.mean()), "ratio_ci95": half,
+                         "share_of_clairvoyant_gain": share})
+    write_csv(rows, Path(out) / "traces_headroom.csv")
+    return rows
+
+
+__all__ = ["GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config", "sweep", "tune", "tuned_rivals"]
