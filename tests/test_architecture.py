@@ -12,7 +12,7 @@ from msenv.model import slots
 
 ROOT = Path(__file__).resolve().parent.parent
 #: each layer may import itself and the layers before it
-LAYERS = ("msenv", "baselines", "agents", "experiments")
+LAYERS = ("msenv", "baselines", "evaluation", "agents", "experiments")
 PACKAGES = [ROOT / name for name in LAYERS] + [ROOT / "benchmarks"]
 MAX_MSENV_LINES = 450
 

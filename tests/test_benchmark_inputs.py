@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from baselines import benchmark, leaderboard, report, suites
-from baselines.suites import CELL_STRIDE, TEST_SEEDS, VALIDATION_SEEDS, Cell, Suite
+from evaluation import benchmark, leaderboard, report, suites
+from evaluation.benchmark import cli
+from evaluation.suites import CELL_STRIDE, TEST_SEEDS, VALIDATION_SEEDS, Cell, Suite
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = ROOT / "agents" / "pretrained" / "cells"
@@ -28,12 +29,12 @@ TINY = Suite("paper-v1", "a tiny suite for the tests", (
 def tiny(monkeypatch):
     table = {**suites.SUITES, "paper-v1": TINY}
     monkeypatch.setattr(suites, "SUITES", table)
-    monkeypatch.setattr(benchmark, "SUITES", table)
-    monkeypatch.setattr(benchmark, "get_suite", lambda name: TINY if name == "paper-v1" else suites.get_suite(name))
+    monkeypatch.setattr(cli, "SUITES", table)
+    monkeypatch.setattr(cli, "get_suite", lambda name: TINY if name == "paper-v1" else suites.get_suite(name))
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "baselines.benchmark", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "evaluation.benchmark", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -94,7 +95,7 @@ def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(t
     def full(*a, **k):
         raise OSError(28, "No space left on device", str(tmp_path / "paper-v1.json"))
 
-    monkeypatch.setattr(benchmark, "write_json", full)
+    monkeypatch.setattr(cli, "write_json", full)
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(tmp_path), "--no-progress"])
@@ -106,7 +107,7 @@ def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(t
 
 def _small_result():
     res = benchmark.run_benchmark(TINY, benchmark.controller_methods(["computation-only"]))
-    res["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only"
+    res["command"] = "python -m evaluation.benchmark --suite paper-v1 --controllers computation-only"
     return json.loads(json.dumps(res, default=float))
 
 
@@ -171,7 +172,7 @@ def test_the_leaderboard_refuses_a_missing_folder_a_validation_result_and_an_api
                                                     {"num_devices": 4}),))
     monkeypatch.setattr(suites, "VALIDATION_SUITES", {**suites.VALIDATION_SUITES, val.name: val})
     res = json.loads(json.dumps(benchmark.run_benchmark(val, benchmark.controller_methods(["fixed-2"])), default=float))
-    res["command"] = "python -m baselines.benchmark --suite tiny-val-v0 --controllers fixed-2"
+    res["command"] = "python -m evaluation.benchmark --suite tiny-val-v0 --controllers fixed-2"
     benchmark.check_result(res)
     (tmp_path / "val.json").write_text(json.dumps(res))
     with pytest.raises(ValueError, match="val.json: suite 'tiny-val-v0' is a validation suite"):
@@ -200,7 +201,7 @@ def _alive(pid: int) -> bool:
 
 
 def _start_long_run(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "baselines.benchmark", "--suite", "cells-out-v1", "--controllers",
+    p = subprocess.Popen([sys.executable, "-m", "evaluation.benchmark", "--suite", "cells-out-v1", "--controllers",
                           "computation-only", "--workers", "2", "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 90
@@ -308,7 +309,7 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
                             "--no-progress"])
         err = capsys.readouterr().err.strip()
         last = err.splitlines()[-1]
-        assert e.value.code == 2 and last.startswith("python -m baselines.benchmark: error: --out") and "not writable" in last
+        assert e.value.code == 2 and last.startswith("python -m evaluation.benchmark: error: --out") and "not writable" in last
         assert (folder.path / "paper-v1.json").read_bytes() == good
         # writable at the check, read-only by the time the results are written
         folder.release()
@@ -316,14 +317,14 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
         benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(folder.path),
                         "--no-progress"])
         good = (folder.path / "paper-v1.json").read_bytes()
-        run = benchmark.run_benchmark
+        run = cli.run_benchmark
 
         def run_then_freeze(*a, **k):
             out = run(*a, **k)
             folder.freeze()
             return out
 
-        monkeypatch.setattr(benchmark, "run_benchmark", run_then_freeze)
+        monkeypatch.setattr(cli, "run_benchmark", run_then_freeze)
         capsys.readouterr()
         with pytest.raises(SystemExit) as e:
             benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(folder.path),

@@ -51,7 +51,7 @@ def seed_refusal(flag: str, value: int, seeds: range | Iterable[int]) -> str | N
     of them lies in a reserved block (:func:`reserved_overlap`); else ``None``."""
     clash = reserved_overlap(seeds)
     return None if clash is None else (f"{flag} {value} is invalid: {clash}, kept for the benchmark's suites "
-                                       "(baselines.suites); allowed: any other seed")
+                                       "(evaluation.suites); allowed: any other seed")
 
 
 #: seeds between two cells' first seeds (a cell may have at most this many episodes)
