@@ -77,7 +77,6 @@ MOVED: dict[str, str] = {f"baselines.{m}": f"evaluation.{m}" for m in (
     "benchmark", "evaluate", "harness", "leaderboard", "parallel", "provenance", "report", "stats", "suites")}
 #: the release that drops the paths of :data:`MOVED`
 REMOVED_IN = "0.7"
-_WARNED: set[str] = set()
 
 
 def _moved(name: str) -> tuple[str, str] | None:
@@ -89,17 +88,16 @@ def _moved(name: str) -> tuple[str, str] | None:
 
 
 def _warn(old: str, stacklevel: int) -> None:
-    """The DeprecationWarning of the old path ``old`` (once per path and process), attributed to the
-    frame ``stacklevel`` up from the caller, import machinery skipped."""
-    if old not in _WARNED:
-        _WARNED.add(old)
-        warnings.warn(f"{old} is {MOVED[old]} since msenv 0.6: import {MOVED[old]} (the old path is removed in "
-                      f"msenv {REMOVED_IN})", DeprecationWarning, stacklevel=stacklevel)
+    """The DeprecationWarning of the old path ``old``, attributed to the frame ``stacklevel`` up from
+    the caller (import machinery skipped). Said when the old path is first imported: Python's
+    module cache makes that once per path and process."""
+    warnings.warn(f"{old} is {MOVED[old]} since msenv 0.6: import {MOVED[old]} (the old path is removed in "
+                  f"msenv {REMOVED_IN})", DeprecationWarning, stacklevel=stacklevel)
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old path of :data:`MOVED` as the module at its new path (a DeprecationWarning once
-    per path), and hands ``python -m <old path>`` the new module's code."""
+    """Imports an old path of :data:`MOVED` as the module at its new path (with a DeprecationWarning),
+    and hands ``python -m <old path>`` the new module's code."""
 
     def find_spec(self, name, path=None, target=None):
         found = _moved(name)
@@ -143,7 +141,11 @@ if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
 
 def __getattr__(name: str):
     """``baselines.harness`` and the other old module names of :data:`MOVED`, as attributes."""
-    if f"baselines.{name}" in MOVED:
-        _warn(f"baselines.{name}", stacklevel=3)
-        return importlib.import_module(f"baselines.{name}")
+    old = f"baselines.{name}"
+    if old in MOVED:
+        with warnings.catch_warnings():  # said once, below, of the caller's line (not of importlib's)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(old)
+        _warn(old, stacklevel=3)
+        return module
     raise AttributeError(f"module 'baselines' has no attribute {name!r}")
