@@ -414,3 +414,15 @@ def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(t
     assert "reproduce: `python -m evaluation.benchmark --suite paper-v1 --controllers computation-only`" in page
     doc["command"] = "python -m elsewhere --suite paper-v1"
     assert any("command must be the string of the run's command" in p for p in benchmark.result_problems(doc))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")), ids=lambda p: p.name)
+def test_an_archived_result_of_format_1_is_checked_and_is_no_row(path):
+    doc = json.loads(path.read_text())
+    assert doc["format_version"] == 1
+    benchmark.check_result(doc)  # its points recomputed from its scores
+    archived, old_format = benchmark.row_problems(doc)
+    assert archived.startswith(f"suite {doc['suite']['name']!r} is archived") and old_format.startswith("format_version 1 ")
+    m = next(iter(doc["methods"]))
+    doc["aggregates"]["throughput"][m]["iqm"][0] += 0.01
+    assert f"method {m!r}: throughput aggregates do not follow from the scores" in benchmark.result_problems(doc)

@@ -1,6 +1,6 @@
 """Sphinx extension: the leaderboard page, generated at the start of every build from the
-committed result files in ``docs/leaderboard/`` (each checked with
-``evaluation.benchmark.check_result``; a bad file fails the build)."""
+committed result files in ``docs/leaderboard/`` (each checked by
+``evaluation.leaderboard.load_results`` as ``--check`` checks it; a bad file fails the build)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import provenance, suites
+from .. import provenance, stats, suites
 from ..entries import agent_loader
 from ..harness import Entry, entry_config, parse_entry, run_episode
 from ..suites import Suite, get_suite
@@ -80,8 +80,9 @@ def _structure(result: Any) -> Suite:
     for i, row in enumerate(result["episodes"]):
         if not isinstance(row, dict):
             raise ValueError(f"episode {i}: {str(row)[:60]!r} is not an object (an episode's statistics)")
-        if row.get("method") not in result["methods"]:
-            raise ValueError(f"episode {i}: method={str(row.get('method'))[:80]!r} is not one of the file's methods; "
+        method = row.get("method")
+        if not isinstance(method, str) or method not in result["methods"]:
+            raise ValueError(f"episode {i}: method={repr(method)[:80]} is not one of the file's methods; "
                              f"allowed: {', '.join(result['methods'])}")
         run = row.get("run")
         if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < result["methods"][row["method"]]["runs"]:
@@ -178,11 +179,6 @@ def check_result(result: Any, recompute: bool = True) -> None:
         raise ValueError("\n".join(problems))
 
 
-#: why a result of a validation suite is not a leaderboard row
-VALIDATION_ROW = ("suite {name!r} is a validation suite (for choosing among agents): its results are not leaderboard "
-                  "rows; keep the file elsewhere")
-
-
 def row_problems(result: dict[str, Any], root: str | Path | None = None) -> list[str]:
     """What keeps a valid result document (:func:`check_result` passes) off the leaderboard, one
     line each (empty: it is a row): no recorded command, a validation or archived suite, a format
@@ -195,7 +191,8 @@ def row_problems(result: dict[str, Any], root: str | Path | None = None) -> list
                    f"command that reproduces it ({COMMAND} …)")
     name = result["suite"]["name"]
     if name in suites.VALIDATION_SUITES:
-        out.append(VALIDATION_ROW.format(name=name))
+        out.append(f"suite {name!r} is a validation suite (for choosing among agents): its results are not "
+                   "leaderboard rows; keep the file elsewhere")
     elif name not in suites.SUITES:
         out.append(f"suite {name!r} is archived; its files belong in archive/ (current suites: "
                    f"{', '.join(suites.SUITES)})")
