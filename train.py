@@ -169,7 +169,7 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     for name in ("seed", "eval_seed"):
         if getattr(args, name) < 0:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import seed_refusal
+    from evaluation.suites import seed_refusal
 
     for flag, value, seeds in (
             ("--seed", args.seed, range(args.seed, args.seed + 1)),
@@ -235,16 +235,16 @@ def parse(argv: list[str] | None = None) -> tuple[argparse.Namespace, SystemConf
     except (ValueError, TypeError) as e:
         ap.error(f"--set: {e}" if args.set else str(e))
     if args.bc_init is not None:  # e.g. fixed-<γ> beyond the config's gamma_max: refused before any work
-        from baselines.evaluate import check_entries
-        from baselines.harness import ControllerFactory, Entry
+        from evaluation.entries import check_entries
+        from evaluation.harness import ControllerFactory, Entry
 
         try:
             check_entries([Entry(args.bc_init, ControllerFactory(args.bc_init))], cfg)
         except ValueError as e:
             ap.error(f"--bc-init: {e}")
     if args.baselines is not None:  # an unknown name or a fixed-<γ> beyond gamma_max: refused before any work
-        from baselines.evaluate import check_entries
-        from baselines.harness import parse_entry
+        from evaluation.entries import check_entries
+        from evaluation.harness import parse_entry
 
         if "greedy-saa" not in args.baselines:
             ap.error(f"--baselines {' '.join(args.baselines)}: greedy-saa is missing; the comparison is relative to it")
@@ -368,11 +368,11 @@ def ppo_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: list[dict], cfg: SystemConfig) -> None:
     """PPO's per-round goodput over training (rollouts, and the EvalCallback's deterministic
-    evaluations ± 1 sd) against the baselines' held-out goodput; written by baselines.report's
+    evaluations ± 1 sd) against the baselines' held-out goodput; written by evaluation.report's
     figure writer, in the docs figures' style."""
     import numpy as np
 
-    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
+    from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
 
     with figure_style() as plt:
         fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.6))
@@ -485,8 +485,8 @@ def run_baselines(args: argparse.Namespace, cfg: SystemConfig, run: Run) -> Base
     them) → the reference lines of TensorBoard and the plot. SIGINT/SIGTERM raise
     :class:`agents.checkpoint.Stopped` (the worker processes are ended on the way out)."""
     from agents.checkpoint import StopNow
-    from baselines.harness import EpisodeStats, evaluate, parse_entry
-    from baselines.report import summarize
+    from evaluation.harness import EpisodeStats, evaluate, parse_entry
+    from evaluation.report import summarize
 
     t0 = time.perf_counter()
     if run.state.get("baselines"):
@@ -604,8 +604,8 @@ def train(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselines
 def _write_training_record(agent_dir, args: argparse.Namespace, timesteps: int, wall_s: float | None) -> None:
     """``training.json`` beside the agent: seed, steps, wall time (``None`` for a resumed run, whose
     earlier sessions' time is not kept), threads, machine, the code's commit and the command."""
-    from baselines.provenance import TRAINING_FILE, training_record
-    from baselines.report import write_json
+    from evaluation.provenance import TRAINING_FILE, training_record
+    from evaluation.report import write_json
 
     rec = training_record(seed=args.seed, timesteps=timesteps, wall_s=wall_s, torch_threads=args.torch_threads,
                           command="python " + " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("train.py")
@@ -640,8 +640,8 @@ def compare(args: argparse.Namespace, cfg: SystemConfig, run: Run, base: Baselin
     """Phases 3–4: the trained agent (and the cloned one) on the same held-out seeds, then the
     paired table, ``comparison.csv/json`` and the learning curve."""
     from agents.controller import AgentFactory
-    from baselines.harness import Entry, evaluate
-    from baselines.report import print_table, summarize, write_csv, write_json
+    from evaluation.harness import Entry, evaluate
+    from evaluation.report import print_table, summarize, write_csv, write_json
 
     out = run.out
     agents = [Entry("ppo", AgentFactory(trained.agent_dir))]

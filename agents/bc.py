@@ -43,7 +43,7 @@ class Demonstrations:
 
 
 def _demo_episode(job) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from baselines.harness import play
+    from evaluation.harness import play
     from msenv.envs.cells import make_env
 
     factory, config, seed = job
@@ -61,8 +61,8 @@ def collect(controller: str, config: SystemConfig, episodes: int, seed: int = DE
             progress: bool = False) -> Demonstrations:
     """Let the controller named ``controller`` (``baselines.REGISTRY``) play ``episodes`` episodes
     with seeds ``seed ..``; return its observations, actions and rewards."""
-    from baselines.harness import ControllerFactory
-    from baselines.parallel import parallel_map
+    from evaluation.harness import ControllerFactory
+    from evaluation.parallel import parallel_map
 
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes={episodes!r} is invalid; allowed: an integer ≥ 1")

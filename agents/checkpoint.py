@@ -118,7 +118,7 @@ class Stopped(BaseException):
 class StopNow(GracefulStop):
     """Like :class:`GracefulStop`, for work with nothing to save midway (e.g. the baseline
     phase): SIGINT/SIGTERM raise :class:`Stopped` at once, so the code unwinds and ends its
-    worker processes (:func:`baselines.parallel.parallel_map` does)."""
+    worker processes (:func:`evaluation.parallel.parallel_map` does)."""
 
     def _handle(self, signum, frame) -> None:
         self.signal_name = signal.Signals(signum).name

@@ -206,6 +206,17 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
 
     if not (path / MODEL_FILE).exists():
         raise FileNotFoundError(f"no saved agent at {path} (expected {MODEL_FILE}, {NORM_FILE}, {CONFIG_FILE})")
+    import zipfile
+
+    if zipfile.is_zipfile(path / MODEL_FILE):  # SB3 itself says what a file that is no zip is
+        with zipfile.ZipFile(path / MODEL_FILE) as archive:
+            names = archive.namelist()
+        if "data" not in names:  # SB3 would fail on an assert: "No data found in the saved file"
+            arrays = bool(names) and all(n.endswith(".npy") for n in names)
+            what = "a NumPy .npz archive of arrays (a portable policy.npz?)" if arrays else "a zip archive"
+            raise ValueError(f"{path / MODEL_FILE}: not an SB3 model: {what} holding {', '.join(names[:3]) or 'nothing'}"
+                             f"{', …' if len(names) > 3 else ''}, without the 'data' entry of the archive SB3's save "
+                             "writes; expected model.zip from PPO.save (a portable agent loads with sb3=False)")
     model = PPO.load(path / MODEL_FILE, device="cpu")
     meta = json.loads((path / CONFIG_FILE).read_text())
     obs_rms, clip, eps = None, 10.0, 1e-8

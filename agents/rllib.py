@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
     if args.env_runners < 0:
         ap.error(f"--env-runners {args.env_runners} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import seed_refusal
+    from evaluation.suites import seed_refusal
 
     for flag, value, seeds in (("--seed", args.seed, range(args.seed, args.seed + max(args.env_runners, 1) + 1)),
                                ("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))):
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.timesteps, args.eval_episodes = min(args.timesteps, 1024), 2
     cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
-    from baselines.parallel import connect_or_exit
+    from evaluation.parallel import connect_or_exit
 
     connect_or_exit(ap, args.ray)
     out = Path(args.log_dir)
@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from torch.utils.tensorboard import SummaryWriter
 
-    from baselines.harness import Entry, evaluate, parse_entry
-    from baselines.parallel import ray_init
-    from baselines.report import print_table, summarize, write_csv, write_json
+    from evaluation.harness import Entry, evaluate, parse_entry
+    from evaluation.parallel import ray_init
+    from evaluation.report import print_table, summarize, write_csv, write_json
 
     ray_init(args.ray)
     algo = build_config(cfg, args.env_id, args.env_runners, args.seed, args.quick).build_algo()

@@ -42,7 +42,7 @@ def search_space(seeds: int, quick: bool = False) -> dict[str, Any]:
 
 def greedy_reference(config: SystemConfig, episodes: int, eval_seed: int) -> list[float]:
     """GreedySAA's long-run throughput on each held-out episode."""
-    from baselines.harness import evaluate, parse_entry
+    from evaluation.harness import evaluate, parse_entry
 
     res = evaluate([parse_entry("greedy-saa")], config, episodes, eval_seed)
     return [r.throughput for r in sorted(res, key=lambda r: r.episode)]
@@ -51,7 +51,7 @@ def greedy_reference(config: SystemConfig, episodes: int, eval_seed: int) -> lis
 def ratio_to_reference(model, venv, config: SystemConfig, reference: list[float], eval_seed: int) -> float:
     """Mean per-episode paired ratio of the model's throughput to the reference's."""
     from agents.controller import PPOController
-    from baselines.harness import Entry, evaluate
+    from evaluation.harness import Entry, evaluate
 
     ctrl = PPOController(model, venv.obs_rms, venv.clip_obs, venv.epsilon, config)
     res = evaluate([Entry("ppo", lambda: ctrl)], config, len(reference), eval_seed)
@@ -89,7 +89,7 @@ def run_sweep(config: SystemConfig, samples: int, seeds: int, timesteps: int, ch
     from ray import tune
     from ray.tune.schedulers import ASHAScheduler
 
-    from baselines.parallel import ray_init
+    from evaluation.parallel import ray_init
 
     ray_init(ray_address)
     reference = greedy_reference(config, eval_episodes, eval_seed)
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     for name in ("samples", "seeds", "timesteps", "chunk", "n_envs", "eval_episodes"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} {getattr(args, name)} is invalid; allowed: an integer ≥ 1")
-    from baselines.suites import seed_refusal
+    from evaluation.suites import seed_refusal
 
     refusal = seed_refusal("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))
     if refusal:
@@ -157,12 +157,12 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes = 2, 1, 2048, 1024, 8, 2
     cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
-    from baselines.parallel import connect_or_exit
+    from evaluation.parallel import connect_or_exit
 
     connect_or_exit(ap, args.ray)
     rows = run_sweep(cfg, args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes,
                      args.eval_seed, args.out, args.ray, quick=args.quick)
-    from baselines.report import write_csv
+    from evaluation.report import write_csv
 
     if rows:
         write_csv(rows, Path(args.out) / "sweep.csv")

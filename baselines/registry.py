@@ -6,7 +6,7 @@ A package that declares, in its ``pyproject.toml``::
     my-controller = "my_package.module:MyController"
 
 makes ``my-controller`` a name of :func:`baselines.make_controller`, of the harness's
-``name@policy`` entries and of ``python -m baselines.evaluate --controllers``. A built-in name
+``name@policy`` entries and of ``python -m evaluation.evaluate --controllers``. A built-in name
 is never replaced; a plugin that fails to import is skipped with a warning.
 """
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import msenv
 from baselines import Controller, GreedySAA
-from baselines.harness import Entry, evaluate
+from evaluation.harness import Entry, evaluate
 
 
 class HalfAlpha(Controller):

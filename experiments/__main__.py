@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from baselines.parallel import connect_or_exit
+from evaluation.parallel import connect_or_exit
 
 from . import budget, cells, hetero, tables
 from .figures import FIGURES, run_figure
@@ -67,7 +67,7 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer in 1 … {top:,}")
     if args.seed < 0:
         ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
-    from baselines.suites import seed_refusal
+    from evaluation.suites import seed_refusal
 
     refusal = seed_refusal("--seed", args.seed, range(args.seed, args.seed + args.drops))
     if refusal:
@@ -179,7 +179,7 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
     """``path`` holds an agent (one line naming ``flag`` and ``path`` otherwise) that can act in
     the env of every config of ``configs`` — or, with ``any_of``, of at least one (the first
     refusal is the message) — as its loader's ``check`` says, when it has one."""
-    from baselines.evaluate import agent_loader, check_agent_dir
+    from evaluation.entries import agent_loader, check_agent_dir
 
     try:
         check_agent_dir(path, flag)
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             args.figure, 0)
     check_args(ap, args)
     connect_or_exit(ap, args.ray)
-    from baselines.parallel import run_stoppable
+    from evaluation.parallel import run_stoppable
 
     return run_stoppable(ap, lambda: _run(ap, args), "every worker ended; the files already written stay as they are")
 

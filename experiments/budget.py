@@ -22,8 +22,8 @@ import numpy as np
 
 from agents.budget import budget_layout, budget_lengths
 from baselines import make_controller
-from baselines.parallel import parallel_map
-from baselines.report import write_csv
+from evaluation.parallel import parallel_map
+from evaluation.report import write_csv
 from msenv.envs.cells import MultiSpinCellsEnv
 from baselines.saa import SAAEstimator
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from baselines.evaluate import check_agent_dir
-from baselines.harness import Entry, evaluate, parse_entry
-from baselines.report import summarize, write_csv, write_json
+from evaluation.entries import check_agent_dir
+from evaluation.harness import Entry, evaluate, parse_entry
+from evaluation.report import summarize, write_csv, write_json
 from msenv import ENV_IDS, resolve_config
 from msenv.envs.cells import CellConfig
 
@@ -74,7 +74,7 @@ def entries(cfg: CellConfig, agent: str | dict[str, str] | None) -> list[Entry]:
     local search where affordable, the agents (:func:`agent_table`) that can act in its cells (an
     agent trained on cells without the model §11 dynamics reads shorter device rows than a dynamic
     cell's, and the other way round: it is left out there)."""
-    from baselines.evaluate import agent_loader, check_entries
+    from evaluation.entries import agent_loader, check_entries
 
     out = [parse_entry(n) for n in RIVALS]
     if cfg.k_max <= LOCAL_SEARCH_MAX_K:
@@ -96,7 +96,7 @@ def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers:
     t0 = time.perf_counter()
     results = evaluate(entries(cfg, agent), cfg, episodes, seed, workers, progress, ray_address)
     if mlp_agent and kind == "paper" and k == 20:  # the same episodes on the single-cell env
-        from baselines.evaluate import agent_loader
+        from evaluation.entries import agent_loader
 
         results += evaluate([Entry("mlp-ppo-k20", agent_loader()(mlp_agent, "mlp-ppo-k20"))], cfg.base.replace(
             num_devices=k), episodes, seed, workers, progress, ray_address)
@@ -157,7 +157,7 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
 def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
     """cells.png: throughput and real-time throughput relative to the greedy vs K, a row per cell
     type; cells_decision_time.png: decision time vs K."""
-    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, series_style
+    from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, series_style
 
     from matplotlib.ticker import NullLocator
 
@@ -238,7 +238,7 @@ def _paired_point(cell: str, k: int, agent: str, mine: dict[int, dict],
     """``agent``'s episodes ``mine`` against each rival's among ``labels`` at one point: the mean of
     the per-episode ratios and the half-width of its paired 95% Student-t interval over the episodes
     (one agent, so nothing of the training seed's variation)."""
-    from baselines.report import ci95
+    from evaluation.report import ci95
 
     rows = []
     for rival, theirs in labels.items():

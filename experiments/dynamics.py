@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.parallel import parallel_map
-from baselines.report import ci95, write_csv
+from evaluation.parallel import parallel_map
+from evaluation.report import ci95, write_csv
 from msenv import ENV_IDS, resolve_config
 
 from .figures import Job, aggregate, run_job
@@ -157,7 +157,7 @@ def _x_axis(ax, sweep: str, xs) -> None:
 def plot(rows, gap_rows, path: Path) -> None:
     """Throughput per controller for every sweep and DL budget, then per sweep the oracle −
     plug-in paired gap and the Bayesian SAA's paired gain over the plug-in; two panels a row."""
-    from baselines.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
+    from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure
 
     sweeps = list(dict.fromkeys(r["sweep"] for r in rows))
     budgets = sorted({r["p_dl_dbm"] for r in rows})

@@ -2,7 +2,7 @@
 
 A *drop* is one independent draw of geometry, tasks, drafting speeds, fading and verification
 outcomes: drop ``d`` is an episode of ``rounds`` rounds with seed ``seed + d``, played by the
-paired harness (:func:`baselines.harness.run_episode`), so every scheme and every x-value
+paired harness (:func:`evaluation.harness.run_episode`), so every scheme and every x-value
 sees the same drops. Each point is the mean over drops with a 95% Student-t interval.
 
 - ``fig7`` / ``fig8`` (Qwen2.5 / DeepSeek pair): greedy SAA vs P_dl (K = 20, P_ul = 10 dBm [R]):
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from baselines.harness import ControllerFactory, EpisodeStats, run_episode
-from baselines.parallel import parallel_map
-from baselines.report import FIGURE_WIDTH_IN, ci95, figure_legend, figure_style, save_figure, write_csv
+from evaluation.harness import ControllerFactory, EpisodeStats, run_episode
+from evaluation.parallel import parallel_map
+from evaluation.report import FIGURE_WIDTH_IN, ci95, figure_legend, figure_style, save_figure, write_csv
 from msenv import preset
 from msenv.config import SystemConfig
 
@@ -167,7 +167,7 @@ def fig11(workers: int = 2, progress: bool = True, ray_address: str | None = Non
 
 # --------------------------------------------------------------------------- plots
 # Each plot takes the rows the run writes to ``<name>.csv`` (or reads back from it:
-# ``python -m experiments replot``) and draws through baselines.report's figure style and writer.
+# ``python -m experiments replot``) and draws through evaluation.report's figure style and writer.
 def _heading(rows: list[dict], title: str) -> str:
     return f"{title}\nmean of {rows[0]['drops']} drops per point ± 95% CI"
 
@@ -268,7 +268,7 @@ def run_figure(name: str, out: str | Path, drops: int = 50, seed: int = 0, round
                quick: bool = False, progress: bool = True, ray_address: str | None = None,
                **kwargs: Any) -> list[dict[str, Any]]:
     """Run figure ``name``; write ``<out>/<name>.csv``, ``<name>_drops.csv`` and ``<name>.png``.
-    ``ray_address`` runs the drops as Ray tasks (see :func:`baselines.parallel.parallel_map`)."""
+    ``ray_address`` runs the drops as Ray tasks (see :func:`evaluation.parallel.parallel_map`)."""
     if name not in FIGURES:
         raise ValueError(f"figure {name!r} is not known; allowed: {', '.join(FIGURES)}")
     for arg, val in (("drops", drops), ("rounds", rounds), ("workers", workers)):

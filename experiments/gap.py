@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from baselines import ExactSAA, best_uniform, greedy_search, local_search
-from baselines.parallel import parallel_map
-from baselines.report import ci95, write_csv
+from evaluation.parallel import parallel_map
+from evaluation.report import ci95, write_csv
 from msenv.envs.env import MultiSpinEnv
 from baselines.saa import SAAEstimator
 

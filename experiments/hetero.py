@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from baselines import best_uniform, greedy_search, local_search
-from baselines.harness import evaluate, parse_entry
-from baselines.parallel import parallel_map
-from baselines.report import summarize, write_csv
+from evaluation.harness import evaluate, parse_entry
+from evaluation.parallel import parallel_map
+from evaluation.report import summarize, write_csv
 from msenv import ENV_IDS, MultiSpinEnv, resolve_config
 from msenv.model.latency import compute_latency
 from baselines.saa import SAAEstimator

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baselines.harness import Entry, evaluate
-from baselines.parallel import parallel_map
-from baselines.report import summarize, write_csv
+from evaluation.harness import Entry, evaluate
+from evaluation.parallel import parallel_map
+from evaluation.report import summarize, write_csv
 
 #: name → (steps, PPO overrides)
 VARIANTS: dict[str, tuple[int, dict[str, Any]]] = {

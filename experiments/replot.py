@@ -5,7 +5,7 @@
 ``sensitivity_extended.csv`` → their PNGs; ``dynamics.csv`` (with ``dynamics_gaps.csv``) →
 ``dynamics.png``; ``cells.csv`` → ``cells.png`` and ``cells_decision_time.png``. Each goes
 through the plot function a fresh run calls, with the rows read back in the types the run passed
-(:func:`baselines.report.read_csv`), so a redraw is the figure the run would draw today — after a
+(:func:`evaluation.report.read_csv`), so a redraw is the figure the run would draw today — after a
 change of the figures' style, say::
 
     python -m experiments replot --out docs/figures
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.report import read_csv
+from evaluation.report import read_csv
 
 
 def replot(folder: str | Path) -> list[Path]:

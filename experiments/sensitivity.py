@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from baselines.parallel import parallel_map
-from baselines.report import ci95, write_csv
+from evaluation.parallel import parallel_map
+from evaluation.report import ci95, write_csv
 from msenv.config import PRESETS
 
 from .figures import Job, fig7_jobs, fig9_jobs, fig11_jobs, run_job
@@ -224,7 +224,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     tested value), Fig 7's claims above, Figs 9 and 11's below."""
     import matplotlib
 
-    from baselines.report import FIGURE_WIDTH_IN, figure_style, save_figure
+    from evaluation.report import FIGURE_WIDTH_IN, figure_style, save_figure
 
     names = list(dict.fromkeys(r["reading"] for r in rows))
     values = {(r["reading"], r["claim"]): r for r in rows}

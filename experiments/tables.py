@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from baselines.evaluate import make_entries, run_and_report
+from evaluation.entries import make_entries, run_and_report
 from msenv import DYNAMIC_IDS, ENV_IDS, resolve_config
 
 #: the table's episodes: held out from training (train.py evaluates on seeds 10000..)

@@ -20,9 +20,9 @@ from typing import Any, Callable
 import numpy as np
 
 from baselines import make_controller
-from baselines.harness import Entry, evaluate
-from baselines.report import ci95, write_csv
-from baselines.suites import VALIDATION_SEEDS
+from evaluation.harness import Entry, evaluate
+from evaluation.report import ci95, write_csv
+from evaluation.suites import VALIDATION_SEEDS
 from msenv import env_config
 
 TRACES_ID = "msenv/MultiSpin-Traces-v0"

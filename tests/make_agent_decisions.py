@@ -32,7 +32,7 @@ def cells(path: Path) -> dict[str, object]:
 def decisions(path: Path) -> dict[str, np.ndarray]:
     """``{cell/seed: (rounds, K) draft lengths}`` of the agent in ``path``."""
     from agents import load_agent
-    from baselines.harness import play
+    from evaluation.harness import play
 
     agent = load_agent(path)
     out = {}

@@ -17,8 +17,8 @@ from agents.callbacks import METRIC_NAMES, MetricsCallback  # noqa: E402
 from agents.controller import load_agent, save_agent, PPOController  # noqa: E402
 from agents.envs import make_vec_env, normalize  # noqa: E402
 from agents.ppo import make_ppo  # noqa: E402
-from baselines.harness import Entry, evaluate  # noqa: E402
-from baselines.report import summarize  # noqa: E402
+from evaluation.harness import Entry, evaluate  # noqa: E402
+from evaluation.report import summarize  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 from msenv.envs.env import MultiSpinEnv  # noqa: E402
 from msenv.envs.cells import MultiSpinCellsEnv  # noqa: E402
@@ -136,7 +136,7 @@ def test_ppo_controller_runs_in_harness(tmp_path):
 
 
 def test_evaluate_cli_labels_each_agent_once(tmp_path):
-    from baselines.evaluate import main as evaluate_main
+    from evaluation.evaluate import main as evaluate_main
 
     model, venv = _train(tmp_path)
     paths = [save_agent(tmp_path / d, model, venv, SMALL) for d in ("run1/agent", "x/bc", "z/x/bc")]

@@ -12,7 +12,7 @@ from msenv.model import slots
 
 ROOT = Path(__file__).resolve().parent.parent
 #: each layer may import itself and the layers before it
-LAYERS = ("msenv", "baselines", "agents", "experiments")
+LAYERS = ("msenv", "baselines", "evaluation", "agents", "experiments")
 PACKAGES = [ROOT / name for name in LAYERS] + [ROOT / "benchmarks"]
 MAX_MSENV_LINES = 450
 
@@ -40,9 +40,10 @@ def test_layers_only_point_down(layer):
     assert not bad, "\n".join(bad)
 
 
-def test_no_msenv_module_over_the_size_limit():
-    long = {p.name: n for p in _sources(ROOT / "msenv") if (n := len(p.read_text().splitlines())) > MAX_MSENV_LINES}
-    assert not long, f"msenv modules over {MAX_MSENV_LINES} lines: {long}"
+def test_no_msenv_baselines_or_evaluation_module_over_the_size_limit():
+    long = {str(p.relative_to(ROOT)): n for p in _sources(ROOT / "msenv", ROOT / "baselines", ROOT / "evaluation")
+            if (n := len(p.read_text().splitlines())) > MAX_MSENV_LINES}
+    assert not long, f"modules over {MAX_MSENV_LINES} lines: {long}"
 
 
 #: NamedTuple's public API (underscored only to keep clear of field names)
@@ -240,6 +241,28 @@ def test_no_import_cycle_between_the_projects_modules():
     assert not _cycles(graph)
 
 
+def _command_lines() -> set[str]:
+    """The project's command-line modules: those that define ``build_parser``."""
+    return {_module_name(p) for p in _sources(*PACKAGES) + [ROOT / "train.py"]
+            if any(isinstance(n, ast.FunctionDef) and n.name == "build_parser" for n in ast.parse(p.read_text()).body)}
+
+
+def test_no_library_code_is_imported_from_a_command_line_module():
+    """A command-line module is imported only by its own package's ``__init__`` (which re-exports
+    its ``main``) and ``__main__``: the functions other modules need live in library modules
+    (``evaluation.entries``, not the ``evaluation.evaluate`` command line)."""
+    clis = _command_lines()
+    assert {"evaluation.evaluate", "evaluation.benchmark.cli", "evaluation.leaderboard.cli", "train"} <= clis
+    bad = []
+    for p in _sources(*PACKAGES) + [ROOT / "train.py"]:
+        name = _module_name(p)
+        package = name if p.name == "__init__.py" else name.rpartition(".")[0]
+        for mod in sorted(_imports_of(p, top_level_only=False) & clis - {name}):
+            if not (mod.rpartition(".")[0] == package and p.name in ("__init__.py", "__main__.py")):
+                bad.append(f"{p.relative_to(ROOT)} imports the command line {mod}")
+    assert not bad, "\n".join(bad)
+
+
 def test_the_cycle_scan_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -329,3 +352,17 @@ def test_the_0_5_import_paths_are_the_modules_at_their_new_paths():
     assert pickle.loads(pickle.dumps(CellConfig())) == CellConfig()
     with pytest.raises(AttributeError):
         msenv.no_such_module  # noqa: B018
+
+
+def test_baselines_holds_only_the_controllers():
+    """The evaluation left ``baselines`` for its own package: what is left is the controllers, and
+    every old path of ``baselines.MOVED`` names a module that exists at its new path."""
+    import importlib.util
+
+    import baselines
+
+    assert sorted(p.name for p in (ROOT / "baselines").iterdir() if p.suffix == ".py") == [
+        "__init__.py", "base.py", "greedy.py", "registry.py", "simple.py"]
+    for old, new in baselines.MOVED.items():
+        assert not (ROOT / (old.replace(".", "/") + ".py")).exists()
+        assert importlib.util.find_spec(new) is not None, new

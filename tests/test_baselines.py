@@ -11,8 +11,8 @@ from baselines import (
     ComputationOnly, ContextPredictor, ExactSAA, Fixed, GreedySAA, LocalSearch, OptimalUniform,
     best_uniform, greedy_search, local_search,
 )
-from baselines.evaluate import main as evaluate_main
-from baselines.harness import ControllerFactory
+from evaluation.evaluate import main as evaluate_main
+from evaluation.harness import ControllerFactory
 from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 from msenv.engine.functional import RoundContext

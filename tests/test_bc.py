@@ -14,7 +14,7 @@ from agents.bc import Demonstrations, clone, collect, discounted_returns, runnin
 from agents.envs import make_vec_env, normalize  # noqa: E402
 from agents.ppo import make_ppo  # noqa: E402
 from baselines import make_controller  # noqa: E402
-from baselines.harness import run_episode  # noqa: E402
+from evaluation.harness import run_episode  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

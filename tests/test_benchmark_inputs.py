@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from baselines import benchmark, leaderboard, report, suites
-from baselines.suites import CELL_STRIDE, TEST_SEEDS, VALIDATION_SEEDS, Cell, Suite
+from evaluation import benchmark, leaderboard, report, suites
+from evaluation.benchmark import cli
+from evaluation.suites import CELL_STRIDE, TEST_SEEDS, VALIDATION_SEEDS, Cell, Suite
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENT = ROOT / "agents" / "pretrained" / "cells"
@@ -28,12 +29,12 @@ TINY = Suite("paper-v1", "a tiny suite for the tests", (
 def tiny(monkeypatch):
     table = {**suites.SUITES, "paper-v1": TINY}
     monkeypatch.setattr(suites, "SUITES", table)
-    monkeypatch.setattr(benchmark, "SUITES", table)
-    monkeypatch.setattr(benchmark, "get_suite", lambda name: TINY if name == "paper-v1" else suites.get_suite(name))
+    monkeypatch.setattr(cli, "SUITES", table)
+    monkeypatch.setattr(cli, "get_suite", lambda name: TINY if name == "paper-v1" else suites.get_suite(name))
 
 
 def _cli(*args, timeout=120):
-    return subprocess.run([sys.executable, "-m", "baselines.benchmark", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "evaluation.benchmark", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -94,7 +95,7 @@ def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(t
     def full(*a, **k):
         raise OSError(28, "No space left on device", str(tmp_path / "paper-v1.json"))
 
-    monkeypatch.setattr(benchmark, "write_json", full)
+    monkeypatch.setattr(cli, "write_json", full)
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(tmp_path), "--no-progress"])
@@ -106,7 +107,7 @@ def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(t
 
 def _small_result():
     res = benchmark.run_benchmark(TINY, benchmark.controller_methods(["computation-only"]))
-    res["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only"
+    res["command"] = "python -m evaluation.benchmark --suite paper-v1 --controllers computation-only"
     return json.loads(json.dumps(res, default=float))
 
 
@@ -168,10 +169,10 @@ def test_the_leaderboard_refuses_a_missing_folder_a_validation_result_and_an_api
     with pytest.raises(ValueError, match="no such folder"):
         leaderboard.load_results(tmp_path / "nope")
     val = Suite("tiny-val-v0", "validation", (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 90 * CELL_STRIDE,
-                                                    {"num_devices": 4}),))
+                                                    {"num_devices": 4}),), kind="validation")
     monkeypatch.setattr(suites, "VALIDATION_SUITES", {**suites.VALIDATION_SUITES, val.name: val})
     res = json.loads(json.dumps(benchmark.run_benchmark(val, benchmark.controller_methods(["fixed-2"])), default=float))
-    res["command"] = "python -m baselines.benchmark --suite tiny-val-v0 --controllers fixed-2"
+    res["command"] = "python -m evaluation.benchmark --suite tiny-val-v0 --controllers fixed-2"
     benchmark.check_result(res)
     (tmp_path / "val.json").write_text(json.dumps(res))
     with pytest.raises(ValueError, match="val.json: suite 'tiny-val-v0' is a validation suite"):
@@ -200,7 +201,7 @@ def _alive(pid: int) -> bool:
 
 
 def _start_long_run(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "baselines.benchmark", "--suite", "cells-out-v1", "--controllers",
+    p = subprocess.Popen([sys.executable, "-m", "evaluation.benchmark", "--suite", "cells-out-v1", "--controllers",
                           "computation-only", "--workers", "2", "--out", str(tmp_path), "--no-progress"], cwd=ROOT,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 90
@@ -308,7 +309,7 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
                             "--no-progress"])
         err = capsys.readouterr().err.strip()
         last = err.splitlines()[-1]
-        assert e.value.code == 2 and last.startswith("python -m baselines.benchmark: error: --out") and "not writable" in last
+        assert e.value.code == 2 and last.startswith("python -m evaluation.benchmark: error: --out") and "not writable" in last
         assert (folder.path / "paper-v1.json").read_bytes() == good
         # writable at the check, read-only by the time the results are written
         folder.release()
@@ -316,14 +317,14 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
         benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(folder.path),
                         "--no-progress"])
         good = (folder.path / "paper-v1.json").read_bytes()
-        run = benchmark.run_benchmark
+        run = cli.run_benchmark
 
         def run_then_freeze(*a, **k):
             out = run(*a, **k)
             folder.freeze()
             return out
 
-        monkeypatch.setattr(benchmark, "run_benchmark", run_then_freeze)
+        monkeypatch.setattr(cli, "run_benchmark", run_then_freeze)
         capsys.readouterr()
         with pytest.raises(SystemExit) as e:
             benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(folder.path),
@@ -335,3 +336,93 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
         assert sorted(p.name for p in folder.path.iterdir()) == ["paper-v1.csv", "paper-v1.json", "paper-v1.png"]
     finally:
         folder.release()
+
+
+def test_a_test_suite_whose_cell_draws_validation_seeds_is_refused_in_one_line():
+    v = Cell("v", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 7)
+    with pytest.raises(ValueError) as e:
+        Suite("mine-v0", "a suite of one's own", (v,))
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("suite 'mine-v0' is a test suite; allowed: seeds of the test block")
+    assert f"cell 'v' has seed={200_007}" in msg and "reserved validation block [200000, 300000)" in msg
+    assert Suite("mine-val-v0", "one's own validation", (v,), kind="validation").kind == "validation"
+    with pytest.raises(ValueError, match="kind='exam' is invalid; allowed: 'test', 'validation'"):
+        Suite("mine-v0", "", (v,), kind="exam")
+    t = Cell("t", "msenv/MultiSpin-v0", 2, 3, TEST_SEEDS.start + 7)
+    with pytest.raises(ValueError, match="is a validation suite; allowed: seeds of the validation block"):
+        Suite("mine-val-v0", "", (t,), kind="validation")
+
+
+def _check(path, capsys) -> tuple[int, list[str], str]:
+    """``--check FILE`` in this process (no replay): exit code, stderr lines, stdout."""
+    capsys.readouterr()
+    try:
+        cli.main(["--check", str(path), "--replay", "0"])
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, err.strip().splitlines(), out
+
+
+def test_check_and_the_leaderboard_refuse_a_file_without_its_command_in_the_same_line(tmp_path, tiny, capsys):
+    doc = _small_result()
+    doc["command"] = None  # a run through the API
+    benchmark.check_result(doc)  # a consistent document ...
+    path = tmp_path / "paper-v1.json"
+    path.write_text(json.dumps(doc))
+    code, err, _ = _check(path, capsys)  # ... but no leaderboard row, and --check says so
+    assert code == 1 and len(err) == 1 and f"{path}: command=None: the file records no command" in err[0], err
+    with pytest.raises(ValueError) as board:
+        leaderboard.load_results(tmp_path)
+    assert str(board.value) == err[0].split(": error: ", 1)[1]  # the same check, the same line
+
+
+def test_check_says_why_a_validation_result_is_no_leaderboard_row(tmp_path, monkeypatch, capsys):
+    val = Suite("tiny-val-v0", "validation", (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 91 * CELL_STRIDE,
+                                                    {"num_devices": 4}),), kind="validation")
+    monkeypatch.setattr(suites, "VALIDATION_SUITES", {**suites.VALIDATION_SUITES, val.name: val})
+    doc = benchmark.run_benchmark(val, benchmark.controller_methods(["fixed-2"]),
+                                  command="python -m evaluation.benchmark --suite tiny-val-v0 --controllers fixed-2")
+    path = tmp_path / "val.json"
+    path.write_text(json.dumps(doc, default=float))
+    code, err, out = _check(path, capsys)
+    assert code == 0 and not err
+    assert f"{path}: not a leaderboard row: suite 'tiny-val-v0' is a validation suite" in out
+    assert out.strip().endswith(f"{path}: a valid result of suite tiny-val-v0")
+
+
+def test_check_of_an_episode_of_an_unknown_method_names_the_method_and_the_file(tmp_path, tiny, capsys):
+    doc = _small_result()
+    doc["episodes"][1]["method"] = "ghost"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    code, err, _ = _check(path, capsys)
+    assert code == 1 and err == [f"python -m evaluation.benchmark: error: {path}: episode 1: method='ghost' is not one "
+                                 f"of the file's methods; allowed: {', '.join(doc['methods'])}"]
+    doc["episodes"][1] = ["not", "an", "episode"]
+    assert benchmark.result_problems(doc) == ["episode 1: \"['not', 'an', 'episode']\" is not an object (an episode's "
+                                              "statistics)"]
+
+
+def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(tmp_path, tiny):
+    doc = _small_result()
+    doc["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only"
+    benchmark.check_result(doc)
+    (tmp_path / "paper-v1.json").write_text(json.dumps(doc))
+    page = leaderboard.markdown(leaderboard.load_results(tmp_path))
+    assert "reproduce: `python -m evaluation.benchmark --suite paper-v1 --controllers computation-only`" in page
+    doc["command"] = "python -m elsewhere --suite paper-v1"
+    assert any("command must be the string of the run's command" in p for p in benchmark.result_problems(doc))
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")), ids=lambda p: p.name)
+def test_an_archived_result_of_format_1_is_checked_and_is_no_row(path):
+    doc = json.loads(path.read_text())
+    assert doc["format_version"] == 1
+    benchmark.check_result(doc)  # its points recomputed from its scores
+    archived, old_format = benchmark.row_problems(doc)
+    assert archived.startswith(f"suite {doc['suite']['name']!r} is archived") and old_format.startswith("format_version 1 ")
+    m = next(iter(doc["methods"]))
+    doc["aggregates"]["throughput"][m]["iqm"][0] += 0.01
+    assert f"method {m!r}: throughput aggregates do not follow from the scores" in benchmark.result_problems(doc)

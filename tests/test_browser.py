@@ -17,7 +17,7 @@
   column; not on the pages that list the source and the general index, :data:`SOURCE_LISTINGS`),
   and a figure whose smallest label shows smaller than the body text: each
   figure PNG records its smallest label in pixels (``msenv:label-px``, written by
-  ``baselines.report.save_figure``), which the check scales by the width the page shows it at;
+  ``evaluation.report.save_figure``), which the check scales by the width the page shows it at;
   a PNG without that record fails, except the environments' own frames (:data:`FRAMES`);
 * a broken image (``naturalWidth == 0``);
 * literal role markup (``:func:`…```) in the text.
@@ -25,7 +25,7 @@
 One Chromium process does it all (``--headless --dump-dom``): a harness page opens every page in
 an iframe of the window's size, runs the checks inside it once MathJax has typeset it, and writes
 the findings into its own DOM, which Chromium prints (the figures' records are read in Python,
-``baselines.report.png_text``). Skipped, saying so, when no Chromium is installed (``.ci/run`` installs Debian's).
+``evaluation.report.png_text``). Skipped, saying so, when no Chromium is installed (``.ci/run`` installs Debian's).
 A self-test runs the same checker on deliberately bad pages and expects each fault reported.
 """
 
@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines import report
+from evaluation import report
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTHS = (1280, 390)
@@ -238,7 +238,7 @@ def _label_faults(page: Path, img: dict) -> list[str]:
     path = (page.parent / src).resolve()
     px = report.png_text(path).get(report.LABEL_PX_KEY) if path.is_file() else None
     if px is None:
-        return [f"figure: {src} records no label size (msenv:label-px); draw it with baselines.report.save_figure"]
+        return [f"figure: {src} records no label size (msenv:label-px); draw it with evaluation.report.save_figure"]
     shown = float(px) * img["shown"] / img["natural"]
     if shown + 0.05 < img["body"]:
         return [f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "

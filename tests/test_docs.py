@@ -151,14 +151,17 @@ def test_every_python_block_of_the_generated_pages_runs(generated):
 #: ``python -m MODULE`` / ``python FILE`` → the module whose build_parser() parses its arguments;
 #: None: an outside tool, not parsed here
 CLI_MODULES = {
-    "train.py": "train", "baselines.evaluate": "baselines.evaluate", "experiments": "experiments.__main__",
+    "train.py": "train", "evaluation.evaluate": "evaluation.evaluate", "experiments": "experiments.__main__",
     "agents.tune": "agents.tune", "agents.rllib": "agents.rllib", "benchmarks.core": "benchmarks.core",
     "benchmarks.greedy": "benchmarks.greedy", "benchmarks.decisions": "benchmarks.decisions",
     "benchmarks/decisions.py": "benchmarks.decisions", "benchmarks.ppo": "benchmarks.ppo",
     "benchmarks.vector": "benchmarks.vector", "benchmarks.threads": "benchmarks.threads",
     "experiments.ppo_settings": "experiments.ppo_settings",
-    "baselines.benchmark": "baselines.benchmark", "agents.convert": "agents.convert",
-    "baselines.leaderboard": "baselines.leaderboard", "benchmarks.shells": "benchmarks.shells",
+    "evaluation.benchmark": "evaluation.benchmark", "agents.convert": "agents.convert",
+    "evaluation.leaderboard": "evaluation.leaderboard", "benchmarks.shells": "benchmarks.shells",
+    # the changelog's history names the paths of its releases (kept, deprecated, until msenv 0.7)
+    "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",
+    "baselines.leaderboard": "evaluation.leaderboard",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
     "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
 }
@@ -215,7 +218,7 @@ def test_every_command_line_is_accepted_by_its_parser(generated):
 # ---------------------------------------------------------------------- links, paths, references
 #: a file (with a suffix) or a folder (ending in /) of the repository; env ids and TensorBoard tags
 #: such as msenv/goodput have neither
-REPO_PATH = re.compile(r"^(?:msenv|baselines|agents|experiments|docs|tests|benchmarks)/(?:[\w.-]+/)*"
+REPO_PATH = re.compile(r"^(?:msenv|baselines|evaluation|agents|experiments|docs|tests|benchmarks)/(?:[\w.-]+/)*"
                        r"(?:[\w-]+\.\w+)?$|^train\.py$")
 
 

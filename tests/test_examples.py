@@ -46,10 +46,10 @@ def test_an_entry_point_controller_reaches_the_command_line(tmp_path):
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: own-controller\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[msenv.controllers]\nhalf-alpha = own_controller:HalfAlpha\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "examples"), str(ROOT)])}
-    r = subprocess.run([sys.executable, "-m", "baselines.evaluate", "--help"], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "evaluation.evaluate", "--help"], capture_output=True, text=True,
                        timeout=300, env=env, cwd=tmp_path)
     assert r.returncode == 0 and "half-alpha" in r.stdout, r.stderr[-2000:]
-    r = subprocess.run([sys.executable, "-m", "baselines.evaluate", "--controllers", "half-alpha", "greedy-saa",
+    r = subprocess.run([sys.executable, "-m", "evaluation.evaluate", "--controllers", "half-alpha", "greedy-saa",
                         "--set", "num_devices=4", "--episodes", "1", "--rounds", "5"],
                        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
     assert r.returncode == 0 and "half-alpha" in r.stdout, r.stderr[-2000:]

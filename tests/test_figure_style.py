@@ -1,7 +1,7 @@
 """The figures the docs show are legible in the site's article column: every text of a committed
 figure, shown at the column's 736 px, is at least the body text's 16 px. A figure records its
 smallest text (pixels at its own resolution) in its PNG's ``msenv:label-px`` text chunk, written
-by the one figure writer, :func:`baselines.report.save_figure`; these tests read the chunk with
+by the one figure writer, :func:`evaluation.report.save_figure`; these tests read the chunk with
 the standard library, check the writer's measurement against independent ones, and check that a
 redraw from the committed data gives the committed file's size."""
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines import report
+from evaluation import report
 
 pytest.importorskip("matplotlib")
 
@@ -90,13 +90,13 @@ def test_the_record_is_the_smallest_text_the_renderer_draws(tmp_path, monkeypatc
 
 def test_every_figure_is_written_by_save_figure():
     """No other code of the figures' layers calls ``savefig`` (msenv's env frames are pictures)."""
-    sources = [p for d in ("experiments", "baselines", "agents", "benchmarks") for p in sorted((ROOT / d).rglob("*.py"))]
+    sources = [p for d in ("experiments", "baselines", "evaluation", "agents", "benchmarks") for p in sorted((ROOT / d).rglob("*.py"))]
     bad = []
     for p in sources + [ROOT / "train.py"]:
         for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr in ("savefig", "imsave") and p != ROOT / "baselines" / "report.py":
+            if isinstance(node, ast.Attribute) and node.attr in ("savefig", "imsave") and p != ROOT / "evaluation" / "report.py":
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
-    assert not bad, "figures saved outside baselines.report.save_figure: " + ", ".join(bad)
+    assert not bad, "figures saved outside evaluation.report.save_figure: " + ", ".join(bad)
 
 
 # ----------------------------------------------------------------------------- the committed figures
@@ -141,7 +141,7 @@ def test_a_redraw_from_the_committed_rows_gives_the_committed_figure(tmp_path, f
 
 
 def test_a_redraw_from_a_committed_result_file_gives_the_leaderboard_figure(tmp_path, capsys):
-    from baselines.benchmark import main
+    from evaluation.benchmark import main
 
     main(["--plot", str(DOCS / "leaderboard" / "dynamic-v1.json"), "--out", str(tmp_path)])
     assert f"wrote {tmp_path / 'dynamic-v1.png'}" in capsys.readouterr().out
@@ -157,7 +157,7 @@ def test_replot_refuses_a_folder_without_figure_rows(tmp_path, capsys):
 
 
 def test_the_plot_command_refuses_a_file_that_is_not_a_result(tmp_path, capsys):
-    from baselines.benchmark import main
+    from evaluation.benchmark import main
 
     (tmp_path / "x.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(SystemExit) as e:

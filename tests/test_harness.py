@@ -1,4 +1,4 @@
-"""The paired evaluation harness (baselines.harness)."""
+"""The paired evaluation harness (evaluation.harness)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import msenv  # noqa: F401
 from baselines import make_controller
 from baselines.base import Controller
-from baselines.evaluate import main as evaluate_main
-from baselines.harness import Entry, evaluate, parse_entry
-from baselines.report import TIMING_METRICS, summarize
+from evaluation.evaluate import main as evaluate_main
+from evaluation.harness import Entry, evaluate, parse_entry
+from evaluation.report import TIMING_METRICS, summarize
 from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 
@@ -100,7 +100,7 @@ class _Bad(Controller):
 
 
 @pytest.mark.parametrize("module,argv", [
-    ("baselines.evaluate", ["--controllers", "fixed-4", "--episodes", "1", "--rounds", "2", "--no-progress"]),
+    ("evaluation.evaluate", ["--controllers", "fixed-4", "--episodes", "1", "--rounds", "2", "--no-progress"]),
     ("experiments.__main__", ["fig7", "--quick", "--no-progress"]),
     ("agents.tune", ["--quick"]),
     ("agents.rllib", ["--quick"]),
@@ -127,7 +127,7 @@ def test_an_unreachable_ray_address_is_one_line_naming_it(module, argv, capsys):
 
 def test_evaluate_help_lists_every_controller_and_says_set_takes_json():
     from baselines import REGISTRY
-    from baselines.evaluate import build_parser
+    from evaluation.evaluate import build_parser
 
     text = build_parser().format_help()
     lines = text.splitlines()

@@ -26,7 +26,7 @@ import gymnasium as gym
 import numpy as np
 import msenv
 from baselines import make_controller
-from baselines.harness import evaluate, parse_entry
+from evaluation.harness import evaluate, parse_entry
 
 assert sys.prefix in msenv.__file__, msenv.__file__  # the wheel's copy, not the checkout
 assert version("msenv") == msenv.__version__
@@ -69,9 +69,10 @@ def test_build_makes_a_wheel_and_an_sdist_with_every_module(dist):
     wheel = next(dist.glob(f"msenv-{msenv.__version__}-py3-none-any.whl"))
     sdist = next(dist.glob(f"msenv-{msenv.__version__}.tar.gz"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    for package in ("msenv", "baselines", "agents", "experiments"):
-        for src in (ROOT / package).glob("*.py"):
-            assert f"{package}/{src.name}" in names, f"{package}/{src.name} missing from the wheel"
+    for package in ("msenv", "baselines", "evaluation", "agents", "experiments"):
+        for src in (ROOT / package).rglob("*.py"):
+            name = src.relative_to(ROOT).as_posix()
+            assert name in names, f"{name} missing from the wheel"
     assert "agents/hyperparams/ppo.yml" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "agents.controller:AgentFactory" in zipfile.ZipFile(wheel).read(entry_points).decode()

@@ -21,7 +21,7 @@ import pickle, sys
 import numpy as np, msenv
 from agents import load_agent
 from baselines import ComputationOnly
-from baselines.harness import run_episode
+from evaluation.harness import run_episode
 
 def cell(path):
     import json
@@ -69,7 +69,7 @@ def test_a_crafted_pickle_in_an_agent_directory_is_never_executed(tmp_path):
     import pickle
 
     from agents import load_agent
-    from baselines.harness import run_episode
+    from evaluation.harness import run_episode
 
     src = COMMITTED[0]
     agent_dir = tmp_path / "agent"

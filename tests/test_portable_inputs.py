@@ -102,3 +102,18 @@ def test_the_committed_agents_still_load():
     for src in (BUDGET, SET, MLP):
         policy, _, meta = read_portable(src)
         assert meta["kind"] in ("mlp", "set", "budget") and policy is not None
+
+
+def test_an_sb3_load_of_a_model_zip_that_is_a_portable_policy_says_what_it_is(tmp_path):
+    """``load_agent(path, sb3=True)`` on a ``model.zip`` that is really a ``policy.npz`` (a zip of
+    ``.npy`` arrays without SB3's ``data`` entry) is one line naming the file, what it holds and
+    what is expected — not SB3's bare ``AssertionError: No data found in the saved file``."""
+    path = _copy(BUDGET, tmp_path)
+    shutil.copy(path / "policy.npz", path / "model.zip")
+    with pytest.raises(ValueError) as e:
+        load_agent(path, sb3=True)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith(f"{path / 'model.zip'}: not an SB3 model: a NumPy .npz archive"), msg
+    first = zipfile.ZipFile(path / "policy.npz").namelist()[0]
+    assert first in msg and "'data' entry" in msg and "expected model.zip from PPO.save" in msg
+    assert load_agent(_copy(BUDGET, tmp_path / "intact"), sb3=True).name == "ppo"  # SB3's own file loads

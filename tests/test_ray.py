@@ -12,7 +12,7 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.rllib")
 
-from baselines.harness import evaluate, parse_entry  # noqa: E402
+from evaluation.harness import evaluate, parse_entry  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=6)
@@ -26,7 +26,7 @@ def ray_local():
 
 
 def _strip(results):
-    from baselines.report import TIMING_METRICS
+    from evaluation.report import TIMING_METRICS
 
     return [{k: v for k, v in dataclasses.asdict(r).items() if k not in TIMING_METRICS} for r in results]
 
@@ -61,8 +61,8 @@ def test_ratio_to_reference_is_the_paired_ratio_of_the_harness():
     from agents.envs import make_vec_env, normalize
     from agents.ppo import make_ppo
     from agents.tune import greedy_reference, ratio_to_reference
-    from baselines.harness import Entry
-    from baselines.report import summarize
+    from evaluation.harness import Entry
+    from evaluation.report import summarize
 
     venv = normalize(make_vec_env(SMALL, 2, 0), gamma=0.0)
     model = make_ppo(venv, n_steps=16, batch_size=32, n_epochs=1)

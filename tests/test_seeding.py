@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agents.envs import make_vec_env, training_seeds
-from baselines.suites import RESERVED_SEEDS, TEST_SEEDS, VALIDATION_SEEDS, reserved_overlap
+from evaluation.suites import RESERVED_SEEDS, TEST_SEEDS, VALIDATION_SEEDS, reserved_overlap
 from msenv import SystemConfig
 from msenv.engine.seeding import DERIVED_HIGH, DERIVED_LOW, derived_seeds
 

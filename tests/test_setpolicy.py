@@ -147,8 +147,8 @@ def test_the_masked_policy_ignores_padding_and_stays_equivariant():
 def test_a_cells_agent_acts_in_any_cell_and_in_single_cell_envs(tmp_path):
     """A saved agent of the generator (k_max 5) decides a 40-device cell and a plain K = 6 env
     (the controller re-expresses the single-cell observation as the generator shows it)."""
-    from baselines.harness import evaluate
-    from baselines.harness import Entry
+    from evaluation.harness import evaluate
+    from evaluation.harness import Entry
     from agents.controller import AgentFactory
     from msenv.envs.cells import MultiSpinCellsEnv, pad_observation
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("rliable")
 from rliable import metrics  # noqa: E402
 
-from baselines import stats  # noqa: E402
+from evaluation import stats  # noqa: E402
 
 
 def _scores(rng, runs, episodes, cells):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines.suites import CELL_STRIDE, SUITES, TEST_SEEDS, Cell, Suite, get_suite
+from evaluation.suites import CELL_STRIDE, SUITES, TEST_SEEDS, Cell, Suite, get_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 #: how far past its default a command's seed range can reach (episodes, drops, sub-envs, offsets)
@@ -60,7 +60,7 @@ def _ints(node):
 
 
 def test_no_training_validation_or_results_seed_reaches_the_test_block():
-    sources = [p for d in ("msenv", "baselines", "agents", "experiments", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    sources = [p for d in ("msenv", "baselines", "evaluation", "agents", "experiments", "benchmarks") for p in (ROOT / d).rglob("*.py")]
     sources += [ROOT / "train.py"]
     found = {}
     for path in sources:
@@ -77,7 +77,7 @@ def test_no_training_validation_or_results_seed_reaches_the_test_block():
             assert int(m.group(1)) + SPAN < TEST_SEEDS.start, f"{path}: {m.group(0)}"
     # and every command's seed defaults, as its parser has them
     import train
-    from baselines import benchmark, evaluate
+    from evaluation import benchmark, evaluate
 
     for parser in (train.build_parser(), evaluate.build_parser()):
         for action in parser._actions:
@@ -112,7 +112,7 @@ SMALL = Suite("paper-v1", "a small suite for the tests", (
 
 
 def _run(names=("computation-only", "optimal-uniform", "fixed-2")):
-    from baselines.benchmark import controller_methods, run_benchmark
+    from evaluation.benchmark import controller_methods, run_benchmark
 
     return run_benchmark(SMALL, controller_methods(list(names)))
 
@@ -158,7 +158,7 @@ def test_scores_and_aggregates_match_an_independent_computation():
 
 
 def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, small_suite):
-    from baselines.benchmark import check_result
+    from evaluation.benchmark import check_result
 
     res = json.loads(json.dumps(_run(("computation-only",)), default=float))
     check_result(res)
@@ -184,17 +184,18 @@ def test_the_result_check_accepts_a_result_and_refuses_a_tampered_one(tmp_path, 
 
 @pytest.fixture
 def small_suite(monkeypatch):
-    from baselines import benchmark, suites
+    from evaluation import suites
+    from evaluation.benchmark import cli
 
     table = dict(suites.SUITES)
     table["paper-v1"] = SMALL
     monkeypatch.setattr(suites, "SUITES", table)
-    monkeypatch.setattr(benchmark, "SUITES", table)
+    monkeypatch.setattr(cli, "SUITES", table)
 
 
 def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path, small_suite, capsys):
     pytest.importorskip("matplotlib")
-    from baselines.benchmark import main
+    from evaluation.benchmark import main
 
     agent = ROOT / "agents" / "pretrained" / "cells"
     main(["--suite", "paper-v1", "--controllers", "computation-only", "--agent", f"gen={agent}", "--out", str(tmp_path),
@@ -204,7 +205,7 @@ def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path,
     res = json.loads((tmp_path / "paper-v1.json").read_text())
     gen = res["methods"]["gen"]
     assert (gen["kind"], gen["sources"], gen["runs"], gen["timed"]) == ("agent", [str(agent)], 1, False)
-    from baselines.provenance import sha256
+    from evaluation.provenance import sha256
 
     assert gen["agents"][0]["files"] == {f: sha256(agent / f) for f in ("agent.json", "policy.npz")}
     assert "IQM" in capsys.readouterr().out
@@ -220,16 +221,16 @@ def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path,
     (["--check", "/nonexistent.json"], "/nonexistent.json"),
 ])
 def test_the_command_refuses_bad_arguments_in_one_line(args, words):
-    r = subprocess.run([sys.executable, "-m", "baselines.benchmark", *args], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "evaluation.benchmark", *args], cwd=ROOT, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode != 0 and "Traceback" not in r.stderr and words in r.stderr, r.stderr
 
 
 def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_path, small_suite):
-    from baselines import benchmark, leaderboard
+    from evaluation import benchmark, leaderboard
 
     res = json.loads(json.dumps(_run(("computation-only", "fixed-2")), default=float))
-    res["command"] = "python -m baselines.benchmark --suite paper-v1 --controllers computation-only fixed-2"
+    res["command"] = "python -m evaluation.benchmark --suite paper-v1 --controllers computation-only fixed-2"
     (tmp_path / "paper-v1.json").write_text(json.dumps(res))
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
     lines = page.splitlines()
@@ -254,7 +255,7 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
 
 
 def test_the_validation_suite_lies_outside_the_test_block_and_off_the_leaderboard():
-    from baselines.suites import VALIDATION_SEEDS, VALIDATION_SUITES
+    from evaluation.suites import VALIDATION_SEEDS, VALIDATION_SUITES
 
     test_seeds = {s for suite in SUITES.values() for c in suite.cells for s in c.seeds}
     every = [s for suite in VALIDATION_SUITES.values() for c in suite.cells for s in c.seeds]

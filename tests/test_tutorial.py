@@ -35,8 +35,8 @@ def test_the_tutorial_runs_from_training_to_a_leaderboard_page(tmp_path):
     setup = [c for c in commands if c.startswith(("python3 -m venv", ". .venv", "pip install"))]
     steps = [c for c in commands if c not in setup]
     assert len(setup) == 4 and [s.split()[1:3] for s in steps] == [
-        ["train.py", "--log-dir"], ["-m", "baselines.evaluate"], ["-m", "baselines.benchmark"],
-        ["-m", "baselines.benchmark"], ["-m", "baselines.leaderboard"]]
+        ["train.py", "--log-dir"], ["-m", "evaluation.evaluate"], ["-m", "evaluation.benchmark"],
+        ["-m", "evaluation.benchmark"], ["-m", "evaluation.leaderboard"]]
     for cmd in steps:
         words = shlex.split(cmd)
         assert words[0] == "python"
@@ -44,7 +44,7 @@ def test_the_tutorial_runs_from_training_to_a_leaderboard_page(tmp_path):
             words = [str(ROOT / "train.py"), *words[2:], "--quick", "--no-progress"]
         else:
             words = words[1:]
-            if words[1] in ("baselines.evaluate", "baselines.benchmark") and "--check" not in words:
+            if words[1] in ("evaluation.evaluate", "evaluation.benchmark") and "--check" not in words:
                 words.append("--no-progress")
         done = subprocess.run([sys.executable, *words], cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{cmd}\n{done.stderr[-3000:]}"

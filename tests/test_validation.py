@@ -72,7 +72,7 @@ def test_make_controller_unknown():
 def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
     import subprocess
     import sys
-    proc = subprocess.run([sys.executable, "-m", "baselines.evaluate", flag, value, "--out", str(tmp_path / "e.csv")],
+    proc = subprocess.run([sys.executable, "-m", "evaluation.evaluate", flag, value, "--out", str(tmp_path / "e.csv")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
@@ -224,7 +224,7 @@ def _refused(main, argv, capsys, *needles):
 
 
 def test_evaluate_cli_refuses_an_agent_for_another_env_up_front(tmp_path, capsys):
-    from baselines.evaluate import main
+    from evaluation.evaluate import main
 
     _refused(main, ["--env-id", "msenv/MultiSpin-Dynamic-v0", "--agent", GENERALIST, "--episodes", "1", "--rounds", "2",
                     "--controllers", "fixed-4", "--out", str(tmp_path / "e.csv")], capsys,
@@ -234,7 +234,7 @@ def test_evaluate_cli_refuses_an_agent_for_another_env_up_front(tmp_path, capsys
 
 
 def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path, capsys):
-    from baselines.benchmark import main
+    from evaluation.benchmark import main
 
     _refused(main, ["--suite", "dynamic-v0", "--agent", GENERALIST, "--out", str(tmp_path)], capsys,
              f"--agent {GENERALIST}", "dynamic-v0")
@@ -378,7 +378,7 @@ def test_load_agent_refuses_garbage_files_naming_them(tmp_path, src, change, fil
 
 
 def test_benchmark_cli_bad_agents_and_controllers_in_one_line(tmp_path, capsys):
-    from baselines.benchmark import main
+    from evaluation.benchmark import main
 
     garbage = _broken_agent(tmp_path, MLP0, raw_npz=b"garbage")
     for argv, needle in ((["--suite", "paper-v0", "--agent", str(garbage)], f"{garbage / 'policy.npz'}"),
@@ -393,7 +393,7 @@ def test_benchmark_cli_bad_agents_and_controllers_in_one_line(tmp_path, capsys):
 
 
 def test_evaluate_cli_fixed_beyond_gamma_max_and_garbage_agent(tmp_path, capsys):
-    from baselines.evaluate import main
+    from evaluation.evaluate import main
 
     garbage = _broken_agent(tmp_path, MLP0, doc_update={"frame_stack": "two"})
     for argv, needle in ((["--controllers", "fixed-50"], "'fixed-50' drafts 50 tokens; this env allows 0..20"),

@@ -24,9 +24,9 @@ TABLES = DOCS / "figures" / "tables"
 #: the command lines documented on the reference pages: (title, module or file, anchor)
 CLIS = (
     ("python train.py", "train", "train"),
-    ("python -m baselines.evaluate", "baselines.evaluate", "evaluate"),
-    ("python -m baselines.benchmark", "baselines.benchmark", "benchmark"),
-    ("python -m baselines.leaderboard", "baselines.leaderboard", "leaderboard"),
+    ("python -m evaluation.evaluate", "evaluation.evaluate", "evaluate"),
+    ("python -m evaluation.benchmark", "evaluation.benchmark", "benchmark"),
+    ("python -m evaluation.leaderboard", "evaluation.leaderboard", "leaderboard"),
     ("python -m agents.convert", "agents.convert", "convert"),
     ("python -m experiments", "experiments.__main__", "experiments"),
     ("python -m agents.tune", "agents.tune", "tune"),
@@ -183,7 +183,7 @@ def cells_baselines_section(env_id: str) -> str:
                      f"{{iqm}}`{CELL_SUITE} {label} throughput`", f"{{iqm}}`{CELL_SUITE} {label} realtime`"])
     return (f"## Baselines table\n\nThe test suite `{CELL_SUITE}` ({doc['suite']['description']}) — IQM of throughput "
             "relative to the paper's greedy, 95% intervals over training seeds and test episodes (the "
-            "[leaderboard](leaderboard.md); `python -m baselines.benchmark --suite "
+            "[leaderboard](leaderboard.md); `python -m evaluation.benchmark --suite "
             f"{CELL_SUITE}` and the file's own command reproduce it). *Charged its decision time*: the same with "
             "each decision's wall time added to its round.\n\n"
             + _table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
@@ -229,7 +229,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         "# a batched vector env: every env in one array call\n"
         f'venv = gym.make_vec("{env_id}", num_envs=64,\n                    vectorization_mode="vector_entry_point")\n```\n\n'
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers on it: "
-        f"`python -m baselines.evaluate --env-id {env_id}`.\n",
+        f"`python -m evaluation.evaluate --env-id {env_id}`.\n",
         "## Configuration\n\n" + (("Fields that differ from the default `SystemConfig()` "
                                    "([configuration reference](configuration.md)):\n\n"
                                    + _table(["field", "this id", "default"], diff)) if diff else
@@ -303,7 +303,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "`msenv.envs.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.envs.marl.MultiSpinCellsParallelEnv` (an episode's agents "
         "are its K devices).\n\n"
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "
-        f"cell of 200 devices: `python -m baselines.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
+        f"cell of 200 devices: `python -m evaluation.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
         "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n",
         "## Configuration\n\nThe generator's fields (`msenv.envs.cells.CellConfig`; keywords of `gym.make`, "
         "`--set` on the command lines; a bad value raises `ValueError` naming it, an unknown name `TypeError`; "
@@ -466,7 +466,8 @@ def baselines_tables_page() -> str:
 FLOORS = (
     ("experiments · train.py", ("experiments", "train.py"), "the paper's figures, studies, training and comparison"),
     ("agents", ("agents",), "PPO, policy kinds by protocol, portable agents"),
-    ("baselines", ("baselines",), "controllers, the harness, the benchmark and its statistics"),
+    ("evaluation", ("evaluation",), "the harness, the benchmark and its statistics, the leaderboard"),
+    ("baselines", ("baselines",), "the controllers behind one interface"),
     ("msenv.envs", ("msenv/envs",), "the Gymnasium shells and adapters"),
     ("msenv.engine", ("msenv/engine",), "state, observation, context, the two steps"),
     ("msenv.model", ("msenv/model",), "the formulas and the round kernel"),
@@ -481,7 +482,8 @@ def _modules(places: tuple[str, ...]) -> list[str]:
         if path.is_file():
             names.append(path.stem)
         else:
-            names += sorted(p.stem for p in path.glob("*.py") if p.name != "__init__.py")
+            names += sorted(p.stem for p in path.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+            names += sorted(f"{p.name}/" for p in path.iterdir() if (p / "__init__.py").exists())
     return names
 
 

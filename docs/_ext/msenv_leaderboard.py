@@ -1,6 +1,6 @@
 """Sphinx extension: the leaderboard page, generated at the start of every build from the
-committed result files in ``docs/leaderboard/`` (each checked with
-``baselines.benchmark.check_result``; a bad file fails the build)."""
+committed result files in ``docs/leaderboard/`` (each checked by
+``evaluation.leaderboard.load_results`` as ``--check`` checks it; a bad file fails the build)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ OUT = DOCS / "generated" / "leaderboard.md"
 HEADER = """# Leaderboard
 
 Every controller and learned agent on the benchmark suites (generated from the committed result
-files in `docs/leaderboard/`; each passes `python -m baselines.benchmark --check FILE`).
+files in `docs/leaderboard/`; each passes `python -m evaluation.benchmark --check FILE`).
 
-**How a score is made.** A suite (`baselines.suites`) is a named, versioned list of test cells:
+**How a score is made.** A suite (`evaluation.suites`) is a named, versioned list of test cells:
 an id with config overrides, episodes × rounds, and test seeds from a block that no training,
 validation or results command of the repository uses (a test checks it). Every method plays
 every cell on the same seeds. An episode's score is its long-run throughput (Σ tokens / Σ time)
@@ -26,7 +26,7 @@ mean (IQM), mean, the shortfall below the reference (the mean of max(0, 1 − sc
 probability of improvement (rliable's: the chance that the row beats a rival on a test episode,
 over all pairs of their training seeds; against the suite's best rival, the controller with the
 highest IQM, and against the reference) — come with 95% percentile intervals of a two-way
-bootstrap (`baselines.stats`): each resample draws the training seeds of every method with
+bootstrap (`evaluation.stats`): each resample draws the training seeds of every method with
 replacement, and the test episodes of every cell with replacement, shared by all methods, so the
 episode noise that every seed shares is counted once (2,000 resamples, seed 0). A one-seed row's
 interval is over episodes only. The statistics follow `rliable` (Agarwal et al., NeurIPS 2021),
@@ -49,8 +49,8 @@ resample of a small matrix.
 portable format that `train.py` writes) or your registered controller:
 
 ```bash
-python -m baselines.benchmark --suite paper-v1 --agent mine=run0/agent run1/agent run2/agent run3/agent run4/agent --out results/benchmark
-python -m baselines.benchmark --check results/benchmark/paper-v1.json
+python -m evaluation.benchmark --suite paper-v1 --agent mine=run0/agent run1/agent run2/agent run3/agent run4/agent --out results/benchmark
+python -m evaluation.benchmark --check results/benchmark/paper-v1.json
 ```
 
 and add the JSON file (and its PNG) to `docs/leaderboard/` under a new name. The result file
@@ -73,7 +73,7 @@ def _on_builder_inited(app) -> None:
     root = str(DOCS.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    from baselines.leaderboard import load_results, markdown
+    from evaluation.leaderboard import load_results, markdown
 
     OUT.parent.mkdir(exist_ok=True)
     page = HEADER + markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard")

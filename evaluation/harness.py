@@ -15,8 +15,8 @@ controllers (the outcome draws do not depend on the actions). Metrics per episod
   time + decision time) — the throughput when a round cannot start before its decision (the
   decision times, and so this, depend on the machine and its threads).
 
-:mod:`baselines.report` summarises them (mean, 95% CI, throughput relative to the first entry,
-paired per episode); :mod:`baselines.parallel` runs the episodes in processes or on Ray.
+:mod:`evaluation.report` summarises them (mean, 95% CI, throughput relative to the first entry,
+paired per episode); :mod:`evaluation.parallel` runs the episodes in processes or on Ray.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from msenv.envs.cells import CellConfig, make_env
 from msenv.config import MODE_POLICIES
 from msenv.envs.env import SUMMARY_KEYS, round_summary
 
-from .base import Controller, check_output, controller_context
+from baselines import make_controller
+from baselines.base import Controller, check_output, controller_context
 from .parallel import parallel_map
 
 @dataclass
@@ -145,8 +146,6 @@ def evaluate(
 
 def parse_entry(spec: str) -> Entry:
     """``name`` or ``name@policy`` → Entry (controller names: see ``baselines.REGISTRY``)."""
-    from . import make_controller
-
     name, _, policy = spec.partition("@")
     if policy and policy not in MODE_POLICIES:
         raise ValueError(f"entry {spec!r}: policy {policy!r} is not allowed; allowed: {', '.join(MODE_POLICIES)}")
@@ -161,8 +160,6 @@ class ControllerFactory:
     name: str
 
     def __call__(self) -> Controller:
-        from . import make_controller
-
         return make_controller(self.name)
 
 

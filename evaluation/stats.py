@@ -1,6 +1,6 @@
 """Aggregate scores of a benchmark with intervals that respect how it was played.
 
-A benchmark's design (:mod:`baselines.benchmark`): a method has ``n`` **runs** (training seeds;
+A benchmark's design (:mod:`evaluation.benchmark`): a method has ``n`` **runs** (training seeds;
 one for a controller), the suite has **cells**, and every run plays the same ``E`` **test
 episodes** of each cell. A method's scores are an array ``(runs, episodes, cells)``. Runs are
 independent of each other; the episodes are one sample of each cell's draws, shared by every run

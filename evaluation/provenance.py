@@ -27,7 +27,7 @@ TRAINING_FORMAT = "msenv-training"
 #: seeds s and s + 1 share all but one stream (train.py ≤ 0.5)
 SEED_STREAMS = ("independent", "shared")
 #: the folders whose changes make the code "dirty" for a result (what decides and scores episodes)
-CODE_PATHS = ("msenv", "baselines", "agents", "experiments", "train.py", "pyproject.toml")
+CODE_PATHS = ("msenv", "baselines", "evaluation", "agents", "experiments", "train.py", "pyproject.toml")
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -1,9 +1,10 @@
-"""The leaderboard: the rows of committed benchmark result files, as a Markdown page.
+"""The leaderboard page: the rows of committed benchmark result files, as Markdown.
 
 Every ``*.json`` in a folder (the docs keep theirs in ``docs/leaderboard/``) is a result file
-of ``python -m baselines.benchmark`` that passes :func:`~baselines.benchmark.check_result`; the
-page lists, per suite, every method of every file with its aggregates, CIs, runs (training
-seeds), decision time, the machine and the command that reproduces it.
+of ``python -m evaluation.benchmark`` that passes :func:`~evaluation.benchmark.check.check_result`
+and :func:`~evaluation.benchmark.check.row_problems` (what ``--check`` applies too); the page
+lists, per suite, every method of every file with its aggregates, CIs, runs (training seeds),
+decision time, the machine and the command that reproduces it.
 """
 
 from __future__ import annotations
@@ -13,44 +14,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .benchmark import check_result, summary_rows
-from .suites import SUITES
+from .. import suites
+from ..benchmark.check import reproducing_command, result_problems, row_problems
+from ..benchmark.score import summary_rows
 
 
 def load_results(folder: str | Path, root: str | Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
     """Every result file in ``folder``, checked: its scores, aggregates and intervals recomputed
-    (:func:`~baselines.benchmark.check_result`), of the current format, and — ``root`` given, the
-    folder agent paths are relative to — every agent's decision files still those its row
-    recorded. A file that fails raises ``ValueError`` naming it."""
-    from .benchmark import FORMAT_VERSION
-    from .provenance import changed_agents
-    from .suites import SUITES, VALIDATION_SUITES
-
+    (:func:`~evaluation.benchmark.check.result_problems`), and a leaderboard row
+    (:func:`~evaluation.benchmark.check.row_problems`: its command recorded, a current suite and
+    format, and — ``root`` given, the folder agent paths are relative to — every agent's decision
+    files still those its row recorded). A file that fails raises ``ValueError``, one line per
+    problem, each naming the file."""
     if not Path(folder).is_dir():
         raise ValueError(f"{folder}: no such folder of result files")
     out = []
     for path in sorted(Path(folder).glob("*.json")):
         try:
             doc = json.loads(path.read_text())
-            check_result(doc)
-            name = doc["suite"]["name"]
-            if doc.get("command") is None:
-                raise ValueError("the file records no command (a run through the API): a leaderboard row needs the "
-                                 "command that reproduces it")
-            if name in VALIDATION_SUITES:
-                raise ValueError(f"suite {name!r} is a validation suite (for choosing among agents): its results are "
-                                 "not leaderboard rows; keep the file elsewhere")
-            if name not in SUITES:
-                raise ValueError(f"suite {name!r} is archived; its files belong in archive/ (current suites: "
-                                 f"{', '.join(SUITES)})")
-            if doc["format_version"] != FORMAT_VERSION:
-                raise ValueError(f"format_version {doc['format_version']} (msenv ≤ 0.5) has no provenance and "
-                                 "intervals of an earlier bootstrap: re-run its command")
-            changed = [line for m in doc["methods"].values() for line in changed_agents(m, root)] if root else []
-            if changed:
-                raise ValueError("a committed agent changed since its row was measured: " + "; ".join(changed))
-        except (ValueError, KeyError, TypeError, RecursionError) as e:
-            raise ValueError(f"{path}: {e}") from None
+        except (ValueError, RecursionError) as e:
+            raise ValueError(f"{path}: not readable as JSON ({type(e).__name__}: {e})") from None
+        problems = result_problems(doc) or row_problems(doc, root)
+        if problems:
+            raise ValueError("\n".join(f"{path}: {p}" for p in problems))
         out.append((path, doc))
     return out
 
@@ -101,7 +87,7 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
     for path, doc in results:
         by_suite.setdefault(doc["suite"]["name"], []).append((path, doc))
     parts = []
-    for name, suite in SUITES.items():
+    for name, suite in suites.SUITES.items():
         parts += [f"## {name}", "", suite.description, "", *_cells_table(suite), ""]
         files = by_suite.get(name, [])
         if not files:
@@ -136,7 +122,8 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
             m = doc["machine"]
             learned = [_code(k) + ": " + ", ".join(_code(s) for s in v["sources"]) for k, v in doc["methods"].items()
                        if v["kind"] == "agent"]
-            parts += [f"**{_text(path.name)}** — reproduce: {_code(doc['command'])}. Played in {doc['wall_s'] / 60:.1f} "
+            parts += [f"**{_text(path.name)}** — reproduce: {_code(reproducing_command(doc['command']))}. "
+                      f"Played in {doc['wall_s'] / 60:.1f} "
                       f"min wall on {_text(m.get('cpus'))} cores ({_text(m['processor'])}, {_text(m['platform'])}), "
                       f"{_text(m.get('workers', 1))} worker(s), thread settings {_code(json.dumps(m.get('threads')))}; "
                       f"msenv {_text(doc.get('msenv_version'))}."
@@ -150,44 +137,4 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
     return "\n".join(parts)
 
 
-
-def build_parser():
-    """The command line of ``python -m baselines.leaderboard``."""
-    import argparse
-
-    ap = argparse.ArgumentParser(
-        prog="python -m baselines.leaderboard",
-        description="Check every result file of a folder (scores, intervals, the agents' decision files) and write "
-                    "the leaderboard page of its rows. The site's leaderboard is this page of docs/leaderboard/, "
-                    "built with the docs.")
-    ap.add_argument("folder", help="a folder of result files (python -m baselines.benchmark --out FOLDER)")
-    ap.add_argument("--out", metavar="FILE", help="write the page here (default: print it)")
-    ap.add_argument("--root", default=".", metavar="DIR",
-                    help="the folder the result files' agent paths are relative to (default: the current one)")
-    return ap
-
-
-def main(argv=None) -> str:
-    ap = build_parser()
-    args = ap.parse_args(argv)
-    try:
-        results = load_results(args.folder, root=args.root)
-    except ValueError as e:
-        ap.error(str(e))
-    page = "# Leaderboard\n\n" + markdown(results)
-    if args.out is None:
-        print(page)
-    else:
-        from .report import atomic_write
-
-        atomic_write(args.out, lambda fh: fh.write(page.encode()))
-        rows = sum(len(doc["methods"]) for _, doc in results)
-        print(f"wrote {args.out}: {len(results)} result file(s), {rows} rows")
-    return page
-
-
-__all__ = ["build_parser", "load_results", "main", "markdown"]
-
-
-if __name__ == "__main__":
-    main()
+__all__ = ["load_results", "markdown"]

@@ -51,7 +51,7 @@ def seed_refusal(flag: str, value: int, seeds: range | Iterable[int]) -> str | N
     of them lies in a reserved block (:func:`reserved_overlap`); else ``None``."""
     clash = reserved_overlap(seeds)
     return None if clash is None else (f"{flag} {value} is invalid: {clash}, kept for the benchmark's suites "
-                                       "(baselines.suites); allowed: any other seed")
+                                       "(evaluation.suites); allowed: any other seed")
 
 
 #: seeds between two cells' first seeds (a cell may have at most this many episodes)
@@ -106,10 +106,16 @@ class Cell:
                 "episodes": self.episodes, "rounds": self.rounds, "seed": self.seed}
 
 
+#: what a suite is for → the block its seeds are drawn from
+SUITE_KINDS: Mapping[str, range] = MappingProxyType({"test": TEST_SEEDS, "validation": VALIDATION_SEEDS})
+
+
 @dataclass(frozen=True)
 class Suite:
     """A named, versioned list of cells, the controller every score is relative to, and the
-    rivals the suite's leaderboard runs."""
+    rivals the suite's leaderboard runs. A test suite's cells draw seeds of the test block, a
+    validation suite's (``kind="validation"``) seeds of the validation block; either is refused,
+    in one line naming the cell and its seed, when a cell draws the other block's."""
 
     name: str  #: ``<family>-v<version>``
     description: str
@@ -117,8 +123,13 @@ class Suite:
     reference: str = "greedy-saa"  #: scores are throughput relative to this controller's, per episode
     #: the controllers of the suite's leaderboard (all affordable at its cells' K)
     controllers: tuple[str, ...] = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only")
+    #: "test" (scores reported as results) or "validation" (for choosing among agents; never a result)
+    kind: str = "test"
 
     def __post_init__(self) -> None:
+        if self.kind not in SUITE_KINDS:
+            raise ValueError(f"suite {self.name!r}: kind={self.kind!r} is invalid; allowed: "
+                             f"{', '.join(map(repr, SUITE_KINDS))}")
         names = [c.name for c in self.cells]
         if len(set(names)) != len(names):
             raise ValueError(f"suite {self.name!r}: cell names repeat: {names}")
@@ -128,6 +139,13 @@ class Suite:
         if len(blocks) != 1:
             raise ValueError(f"suite {self.name!r}: its cells mix test and validation seeds; allowed: every cell in the "
                              "test block, or (a validation suite) every cell in the validation block")
+        block = SUITE_KINDS[self.kind]
+        for c in self.cells:
+            if c.seed not in block:
+                hint = " (a suite for choosing among agents says kind='validation')" if self.kind == "test" else ""
+                raise ValueError(f"suite {self.name!r} is a {self.kind} suite; allowed: seeds of the {self.kind} block "
+                                 f"[{block.start}, {block.stop}), but cell {c.name!r} has seed={c.seed}: "
+                                 f"{reserved_overlap(c.seeds)}{hint}")
         spans = sorted((c.seed, c.seed + c.episodes, c.name) for c in self.cells)
         for (_, end, a), (start, _, b) in zip(spans, spans[1:]):
             if start < end:
@@ -233,7 +251,7 @@ VALIDATION_SUITE = Suite("cells-val-v0", "Validation, for choosing among trained
             for j, (kind, extra) in enumerate((("drawn", {}), ("strong", STRONG), ("weak-dl", WEAK_DL),
                                                 ("far", FAR)))
             for i, k in enumerate((5, 20, 50, 100, 200))),
-      reference="computation-only", controllers=("computation-only", "optimal-uniform"))
+      reference="computation-only", controllers=("computation-only", "optimal-uniform"), kind="validation")
 #: the model §11 dynamics of msenv/MultiSpin-Dynamic-v0 (pedestrians, CSI as of the decision, hidden
 #: acceptance rates with requests) on the generator's cells: that id's fields but its preset (ranges
 #: as lists, as a result file writes them)
@@ -247,7 +265,7 @@ DYNAMIC_VALIDATION_SUITE = Suite(
     tuple(Cell(f"k{k}-dynamic", CELLS, 4, 10, VALIDATION_SEEDS.start + (20 + i) * CELL_STRIDE,
                {"k_range": [k, k], "k_max": max(k, 50), **DYNAMIC})
           for i, k in enumerate((5, 20, 50, 100, 200))),
-    reference="computation-only", controllers=("computation-only", "optimal-uniform"))
+    reference="computation-only", controllers=("computation-only", "optimal-uniform"), kind="validation")
 VALIDATION_SUITES: Mapping[str, Suite] = MappingProxyType({s.name: s for s in (VALIDATION_SUITE, DYNAMIC_VALIDATION_SUITE)})
 
 
@@ -257,6 +275,8 @@ def check_registry(test: Mapping[str, Suite], validation: Mapping[str, Suite]) -
     spans = []
     for suites, block, kind in ((test, TEST_SEEDS, "test"), (validation, VALIDATION_SEEDS, "validation")):
         for s in suites.values():
+            if s.kind != kind:
+                raise ValueError(f"suite {s.name!r}: kind={s.kind!r} among the {kind} suites; allowed: kind={kind!r}")
             if any(c.seed not in block for c in s.cells):
                 raise ValueError(f"suite {s.name!r} is a {kind} suite; allowed: seeds of the {kind} block "
                                  f"[{block.start}, {block.stop})")
@@ -278,5 +298,5 @@ def get_suite(name: str) -> Suite:
     return every[name]
 
 
-__all__ = ["ARCHIVED_SUITES", "CELL_STRIDE", "Cell", "RESERVED_SEEDS", "SUITES", "Suite", "TEST_SEEDS", "VALIDATION_SEEDS",
-           "get_suite", "reserved_overlap", "seed_refusal"]
+__all__ = ["ARCHIVED_SUITES", "CELL_STRIDE", "Cell", "RESERVED_SEEDS", "SUITES", "SUITE_KINDS", "Suite", "TEST_SEEDS",
+           "VALIDATION_SEEDS", "get_suite", "reserved_overlap", "seed_refusal"]

@@ -1,0 +1,263 @@
+"""Checking a benchmark result file: its structure, its suite, scores that follow from its
+episodes, aggregates and intervals that follow from the scores, timed fields that hold together
+(:func:`result_problems`), what a leaderboard row needs besides (:func:`row_problems`: the one
+validation both ``--check`` and the leaderboard apply), and a replay of a random sample of its
+episodes, bit for bit (:func:`replay_problems`). Every problem is one line."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import provenance, stats, suites
+from ..entries import agent_loader
+from ..harness import Entry, entry_config, parse_entry, run_episode
+from ..suites import Suite, get_suite
+from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT
+from .score import SCORES, aggregates, rivals_of, score_matrices
+
+#: the most runs (training seeds) a method may have in a result file
+MAX_RUNS = 100
+#: the command lines a result file may record: this release's, and the path it had before the
+#: evaluation left ``baselines`` (files written then keep it; :func:`reproducing_command` updates it)
+COMMANDS = (COMMAND, "python -m baselines.benchmark")
+#: EpisodeStats fields measured with a clock: left out of a replay's comparison
+CLOCK_FIELDS = ("decision_ms", "realtime_throughput")
+#: how close a stored aggregate or interval must be to the recomputed one
+AGGREGATE_RTOL = 1e-9
+
+
+def _structure(result: Any) -> Suite:
+    """The suite of a result document whose top-level structure is sound; ``ValueError`` otherwise."""
+    if not isinstance(result, dict) or result.get("format") != RESULT_FORMAT:
+        raise ValueError(f"not a benchmark result (format must be {RESULT_FORMAT!r})")
+    if result.get("format_version") not in (1, FORMAT_VERSION):
+        raise ValueError(f"format_version={result.get('format_version')!r} is not known; allowed: 1, {FORMAT_VERSION}")
+    if not isinstance(result.get("suite"), dict):
+        raise ValueError("suite must be an object (the suite as it was run)")
+    suite = get_suite(result["suite"].get("name"))
+    if result["suite"] != suite.to_dict():
+        raise ValueError(f"suite {suite.name!r}: the file's cells, seeds or reference differ from the suite's")
+    for key, kind in (("methods", dict), ("scores", dict), ("aggregates", dict), ("episodes", list),
+                      ("decision_ms", dict)):
+        if not isinstance(result.get(key), kind):
+            raise ValueError(f"the result has no {key!r} {'object' if kind is dict else 'list'}")
+    for m, info in result["methods"].items():
+        if not LABEL.fullmatch(m):
+            raise ValueError(f"method label {m[:80]!r} is invalid; allowed: up to 64 letters, digits and ._+@-")
+        if not isinstance(info, dict) or isinstance(info.get("runs"), bool) or not isinstance(info.get("runs"), int) \
+                or not 1 <= info["runs"] <= MAX_RUNS:
+            raise ValueError(f"method {m!r}: runs must be an integer in 1 … {MAX_RUNS}")
+        if info.get("kind") not in ("controller", "agent"):
+            raise ValueError(f"method {m!r}: kind={info.get('kind')!r} is invalid; allowed: 'controller', 'agent'")
+        sources = info.get("sources")
+        if not isinstance(sources, list) or len(sources) != info["runs"] or not all(isinstance(s, str) for s in sources):
+            raise ValueError(f"method {m!r}: sources must be a list of {info['runs']} paths or names, one per run")
+        for i, rec in enumerate(info.get("agents", []) if info["kind"] == "agent" else []):
+            tr = rec.get("training") if isinstance(rec, dict) else "?"
+            if not isinstance(rec, dict) or not isinstance(rec.get("path"), str) or not isinstance(rec.get("files"), dict):
+                raise ValueError(f"method {m!r}: agent record {i} must hold its path and its files' hashes")
+            if tr is not None and (not isinstance(tr, dict) or isinstance(tr.get("timesteps"), bool)
+                                   or not isinstance(tr.get("timesteps"), int)
+                                   or not (tr.get("wall_s") is None or isinstance(tr["wall_s"], (int, float)))
+                                   or not (tr.get("selection") is None or isinstance(tr["selection"], str))):
+                raise ValueError(f"method {m!r}: agent record {i}'s training must be null or hold integer timesteps, "
+                                 "a number or null wall_s, a string or null selection")
+    # what the leaderboard page prints of the run
+    command = result.get("command")
+    if command is not None and (not isinstance(command, str) or not command.startswith(COMMANDS)):
+        raise ValueError(f"command must be the string of the run's command ({COMMAND} …), or null for a run made "
+                         "through the API")
+    wall = result.get("wall_s")
+    if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < 1e9:
+        raise ValueError(f"wall_s={wall!r} is invalid; allowed: the run's wall time in seconds, a number ≥ 0")
+    mach = result.get("machine")
+    if not isinstance(mach, dict) or not all(isinstance(mach.get(k), str) for k in ("platform", "processor")):
+        raise ValueError("machine must be an object with the platform and processor strings")
+    for i, row in enumerate(result["episodes"]):
+        if not isinstance(row, dict):
+            raise ValueError(f"episode {i}: {str(row)[:60]!r} is not an object (an episode's statistics)")
+        method = row.get("method")
+        if not isinstance(method, str) or method not in result["methods"]:
+            raise ValueError(f"episode {i}: method={repr(method)[:80]} is not one of the file's methods; "
+                             f"allowed: {', '.join(result['methods'])}")
+        run = row.get("run")
+        if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < result["methods"][row["method"]]["runs"]:
+            raise ValueError(f"episode {i} ({row['method']}): run={run!r} is invalid; allowed: 0 … "
+                             f"{result['methods'][row['method']]['runs'] - 1}")
+    return suite
+
+
+def result_problems(result: Any, recompute: bool = True) -> list[str]:
+    """What is wrong with a result document, one line each (empty: nothing): its structure, its
+    suite, every method's scores (shape, finite, positive) and — ``recompute`` — scores that follow
+    from its episodes and aggregates and intervals that follow from the scores."""
+    try:
+        suite = _structure(result)
+    except (ValueError, TypeError, AttributeError) as e:
+        return [str(e)]
+    legacy = result["format_version"] == 1
+    out = []
+    for s in SCORES:
+        for m, info in result["methods"].items():
+            shape = (info["runs"] * suite.episodes, len(suite.cells)) if legacy else (info["runs"], suite.episodes, len(suite.cells))
+            try:
+                a = np.asarray(result["scores"][s].get(m, []), dtype=float)
+            except (ValueError, TypeError, AttributeError):
+                a = np.empty(0)
+            if a.shape != shape or not np.isfinite(a).all() or (a <= 0).any():
+                out.append(f"method {m!r}: {s} scores must be finite and positive, of shape {shape} (runs, "
+                           f"{suite.episodes} episodes, {len(suite.cells)} cells)")
+    if out or not recompute:
+        return out
+    try:
+        again = score_matrices(suite, result["episodes"])
+    except (ValueError, TypeError, KeyError, IndexError) as e:
+        return [f"the episodes do not make the score arrays: {e}"]
+    out += _clock_problems(suite, result)
+    for s, per in again.items():
+        if set(per) != set(result["methods"]):
+            return [f"the episodes' methods {sorted(per)} are not the file's {sorted(result['methods'])}"]
+        for m, a in per.items():
+            stored = np.asarray(result["scores"][s][m], dtype=float).reshape(a.shape)
+            if not np.allclose(a, stored, rtol=1e-12):
+                out.append(f"method {m!r}: {s} scores do not follow from the episodes")
+        if legacy:  # msenv ≤ 0.5: the points only (its intervals came from a bootstrap this code no longer runs)
+            for m, a in per.items():
+                pts, agg = stats.point(a), result["aggregates"][s].get(m, {})
+                old = {"iqm": "iqm", "mean": "mean", "shortfall": "optimality_gap"}
+                if not all(np.isclose(pts[k], (agg.get(o) or [np.nan])[0], rtol=AGGREGATE_RTOL) for k, o in old.items()):
+                    out.append(f"method {m!r}: {s} aggregates do not follow from the scores")
+            continue
+        kinds = {m: info.get("kind") for m, info in result["methods"].items()}
+        rivals = rivals_of(suite, per, kinds)
+        if result.get("statistics", {}).get("rivals", {}).get(s) != rivals:
+            out.append(f"{s}: the rivals {result.get('statistics', {}).get('rivals', {}).get(s)} are not the ones the "
+                       f"scores give, {rivals}")
+        recomputed = aggregates(per, rivals)
+        for m, agg in recomputed.items():
+            stored = result["aggregates"][s].get(m)
+            for k, v in agg.items():
+                got = (stored or {}).get(k)
+                if not (isinstance(got, list) and len(got) == 3 and np.allclose(got, v, rtol=AGGREGATE_RTOL, atol=1e-12)):
+                    out.append(f"method {m!r}: {s} {k} is {got}, the scores give {[round(x, 6) for x in v]}")
+    return out
+
+
+def _clock_problems(suite: Suite, result: dict[str, Any]) -> list[str]:
+    """The timed fields hold together: each episode's real-time throughput is its tokens over its
+    time plus its rounds' decision time, and the file's decision times are the episodes' means
+    (an edited decision time shows)."""
+    rounds = {c.name: c.rounds for c in suite.cells}
+    out = []
+    for r in result["episodes"]:
+        try:
+            want = r["tokens"] / (r["time_s"] + rounds[r["cell"]] * r["decision_ms"] / 1e3)
+            ok = np.isclose(r["realtime_throughput"], want, rtol=1e-9)
+        except (KeyError, TypeError, ZeroDivisionError):
+            ok = False
+        if not ok:
+            out.append(f"method {r.get('method')!r} cell {r.get('cell')} episode {r.get('episode')}: its real-time "
+                       "throughput does not follow from its tokens, time and decision_ms")
+            break
+    for m, per_cell in result["decision_ms"].items():
+        for cell, ms in (per_cell.items() if isinstance(per_cell, dict) else []):
+            mine = [r["decision_ms"] for r in result["episodes"] if r["method"] == m and r["cell"] == cell]
+            if not mine or not isinstance(ms, (int, float)) or not np.isclose(ms, np.mean(mine), rtol=1e-12):
+                out.append(f"method {m!r}: decision_ms of cell {cell} is {ms!r}, its episodes give "
+                           f"{np.mean(mine) if mine else None!r}")
+    return out
+
+
+def check_result(result: Any, recompute: bool = True) -> None:
+    """Validate a result document (:func:`result_problems`); ``ValueError`` with one line per problem."""
+    problems = result_problems(result, recompute)
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+def row_problems(result: dict[str, Any], root: str | Path | None = None) -> list[str]:
+    """What keeps a valid result document (:func:`check_result` passes) off the leaderboard, one
+    line each (empty: it is a row): no recorded command, a validation or archived suite, a format
+    older than :data:`FORMAT_VERSION`, and — ``root`` given, the folder its agent paths are relative
+    to — an agent whose decision files changed since the row was measured. The leaderboard refuses
+    a file with any; ``--check`` says the same lines."""
+    out = []
+    if result.get("command") is None:
+        out.append(f"command=None: the file records no command (a run through the API); a leaderboard row needs the "
+                   f"command that reproduces it ({COMMAND} …)")
+    name = result["suite"]["name"]
+    if name in suites.VALIDATION_SUITES:
+        out.append(f"suite {name!r} is a validation suite (for choosing among agents): its results are not "
+                   "leaderboard rows; keep the file elsewhere")
+    elif name not in suites.SUITES:
+        out.append(f"suite {name!r} is archived; its files belong in archive/ (current suites: "
+                   f"{', '.join(suites.SUITES)})")
+    if result["format_version"] != FORMAT_VERSION:
+        out.append(f"format_version {result['format_version']} (msenv ≤ 0.5) has no provenance and intervals of an "
+                   "earlier bootstrap: re-run its command")
+    if root is not None:
+        out += [line for m in result["methods"].values() for line in provenance.changed_agents(m, root)]
+    return out
+
+
+def reproducing_command(command: str) -> str:
+    """The command that reproduces a result file's run with this release: its recorded command,
+    with a former module path (:data:`COMMANDS`) replaced by :data:`COMMAND`."""
+    for old in COMMANDS[1:]:
+        if command.startswith(old):
+            return COMMAND + command[len(old):]
+    return command
+
+
+def replayable(result: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The methods of a result whose episodes replay bit for bit, and the others with the reason."""
+    ok, skipped = [], {}
+    for m, info in result["methods"].items():
+        if info.get("timed"):
+            skipped[m] = "timed: its decisions depend on the clock, so its episodes do not replay bit for bit"
+        elif info["kind"] not in ("controller", "agent"):
+            skipped[m] = f"kind {info['kind']!r} is not replayable"
+        else:
+            ok.append(m)
+    return ok, skipped
+
+
+def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, root: str | Path = ".") -> list[str]:
+    """Replay ``n`` episodes of the file drawn at random (seeded by ``seed``) among the replayable
+    methods' and compare every statistic but the timed ones (:data:`CLOCK_FIELDS`) to the bit; one
+    line per mismatch, and per agent whose decision files changed since the file was written."""
+    suite = get_suite(result["suite"]["name"])
+    ok, _ = replayable(result)
+    rows = [r for r in result["episodes"] if r["method"] in ok]
+    rng = np.random.default_rng(seed)
+    picks = [rows[i] for i in sorted(rng.choice(len(rows), size=min(n, len(rows)), replace=False))] if rows else []
+    out, changed = [], {}
+    cells = {c.name: c for c in suite.cells}
+    for row in picks:
+        info = result["methods"][row["method"]]
+        if info["kind"] == "agent":
+            rec = info.get("agents", [{}] * info["runs"])[row["run"]]
+            path = rec.get("path", info["sources"][row["run"]])
+            if path not in changed:
+                changed[path] = provenance.changed_agents({"agents": [rec]} if rec.get("files") else {}, root)
+                out += changed[path]
+            if changed[path]:
+                continue
+            entry = Entry(row["label"], agent_loader()(str(Path(root) / path), row["label"]))
+        else:
+            entry = parse_entry(info["sources"][0])
+        again = asdict(run_episode(entry.factory(), entry_config(entry, cells[row["cell"]].config()), row["seed"],
+                                   row["label"], row["episode"]))
+        for k, v in again.items():
+            if k not in CLOCK_FIELDS and row.get(k) != v:
+                out.append(f"method {row['method']!r} cell {row['cell']} episode {row['episode']} (seed {row['seed']}, "
+                           f"run {row['run']}): {k} replays as {v!r}, the file has {row.get(k)!r}")
+    return out
+
+
+__all__ = ["AGGREGATE_RTOL", "CLOCK_FIELDS", "COMMANDS", "MAX_RUNS", "check_result", "replay_problems", "replayable",
+           "reproducing_command", "result_problems", "row_problems"]
