@@ -57,9 +57,12 @@ def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_
 
     if source in PRESETS:
         bank = preset_bank(source, requests=requests, seed=seed)
-    elif Path(source).suffix == ".jsonl" or Path(source).suffix == "" and not Path(source).exists():
+    elif Path(source).suffix not in (".jsonl", ".npz"):
+        raise ValueError(f"config field trace_source={source!r} is invalid; allowed: a preset of the fitted model "
+                         f"({', '.join(PRESETS)}) or a bank file (.jsonl: SpecDecode-Bench's; .npz: msenv's)")
+    elif Path(source).suffix == ".jsonl":  # a published file holds every drafter: the config names one
         bank = load_bank(source, drafter=drafter, drop_limit=drop_limit)
-    else:
+    else:  # msenv's .npz names its own drafter (or the reader says what a path is not)
         bank = load_bank(source, drop_limit=drop_limit)
     parts = split_indices(bank)
     idx = np.arange(len(bank.offsets) - 1) if split == "all" else np.sort(parts[split])
