@@ -143,7 +143,7 @@ def test_the_dynamic_kernel_entry_takes_its_structs_fields_in_order():
 
 # ---------------------------------------------------------------------- msenv's layout
 #: msenv's subpackages, lowest first: each may import itself and the ones before it
-MSENV_LAYERS = ("config", "model", "engine", "envs")
+MSENV_LAYERS = ("config", "model", "traces", "engine", "envs")
 MAX_MODULES_PER_FOLDER = 10
 
 

@@ -55,7 +55,8 @@ def test_gamma_zero_emits_one_token_a_round_and_never_rejects():
     rows = round_rows(_bank([[3, 1, 2, 5]]), 0).sum(axis=0)
     fig = measure(_bank([[3, 1, 2, 5]]), gammas=(1,))
     assert rows[TOKENS] / rows[ROUNDS] == 1.0 and rows[ROUNDS] == 4  # 4 rounds of 1 token
-    assert rows[FULL_PAIRS] == 3 and rows[REJ_PAIRS] == 0  # every round is "full": 3 pairs after a full round, none after a rejected
+    # every round is "full": 3 pairs after a full round, none after a rejected one
+    assert rows[FULL_PAIRS] == 3 and rows[REJ_PAIRS] == 0
     assert fig["alpha_0"] == 0.75
 
 

@@ -467,6 +467,7 @@ FLOORS = (
     ("baselines", ("baselines",), "controllers, the harness, the benchmark and its statistics"),
     ("msenv.envs", ("msenv/envs",), "the Gymnasium shells and adapters"),
     ("msenv.engine", ("msenv/engine",), "state, observation, context, the two steps"),
+    ("msenv.traces", ("msenv/traces",), "trace banks of measured acceptance, their statistics, the fitted model"),
     ("msenv.model", ("msenv/model",), "the formulas and the round kernel"),
     ("msenv.config", ("msenv/config",), "validated, frozen configs, one per concern"),
 )

@@ -28,6 +28,7 @@ def canonical_sha256(acc_len: np.ndarray, offsets: np.ndarray, ids: Sequence[str
 
 
 def _bad(name: str, value, allowed: str) -> ValueError:
+    """The ValueError of a bad bank field."""
     return ValueError(f"TraceBank {name}={value!r} is invalid; allowed: {allowed}")
 
 
@@ -55,6 +56,7 @@ class TraceBank:
     sha256: str
 
     def __post_init__(self):
+        """Check every field (ValueError naming it); make the arrays read-only."""
         acc = np.asarray(self.acc_len)
         off = np.asarray(self.offsets)
         if acc.ndim != 1 or acc.dtype != np.int32:
@@ -62,14 +64,16 @@ class TraceBank:
         if off.ndim != 1 or off.dtype != np.int64 or off.size < 2:
             raise _bad("offsets", f"{off.dtype} array of shape {off.shape}", "a 1-D int64 array of R + 1 ≥ 2 values")
         if off[0] != 0 or off[-1] != acc.size or np.any(np.diff(off) < 1):
-            raise _bad("offsets", off, f"0 = offsets[0] < offsets[1] < … < offsets[-1] = {acc.size} (no empty request)")
+            raise _bad("offsets", off,
+                       f"0 = offsets[0] < offsets[1] < … < offsets[-1] = {acc.size} (no empty request)")
         if isinstance(self.cap, bool) or not isinstance(self.cap, (int, np.integer)) or self.cap < 1:
             raise _bad("cap", self.cap, "an integer ≥ 1")
         if acc.min() < 1 or acc.max() > self.cap:
             raise _bad("acc_len", f"values in [{acc.min()}, {acc.max()}]", f"integers in [1, cap={self.cap}]")
         if self.drafter not in DRAFTERS:
             raise _bad("drafter", self.drafter, " | ".join(DRAFTERS))
-        if not isinstance(self.ids, tuple) or len(self.ids) != off.size - 1 or not all(isinstance(i, str) for i in self.ids):
+        ids_ok = isinstance(self.ids, tuple) and len(self.ids) == off.size - 1
+        if not ids_ok or not all(isinstance(i, str) for i in self.ids):
             raise _bad("ids", type(self.ids).__name__, f"a tuple of {off.size - 1} strings, one per request")
         if len(set(self.ids)) != len(self.ids):
             raise _bad("ids", "a repeated id", "unique ids")
@@ -137,6 +141,7 @@ class TraceBank:
                                      self.drafter, f"{self.source} (subset of {idx.size} requests)")
 
     def __repr__(self) -> str:
+        """One line: size, drafter, cap, source and the digest's start."""
         return (f"TraceBank({len(self)} requests, {self.acc_len.size} positions, drafter={self.drafter!r}, "
                 f"cap={self.cap}, source={self.source!r}, sha256={self.sha256[:12]}…)")
 

@@ -27,6 +27,7 @@ PLACEHOLDER_TOKEN = 0
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, or a ValueError naming the path."""
     try:
         return path.read_bytes()
     except OSError as e:
@@ -34,12 +35,14 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _check_drafter(path, drafter) -> str:
+    """``drafter`` if it is one of DRAFTERS, else a ValueError listing them."""
     if drafter not in DRAFTERS:
         raise ValueError(f"{path}: drafter={drafter!r} is unknown; allowed: {' | '.join(DRAFTERS)}")
     return drafter
 
 
 def _check_cap(cap) -> int | None:
+    """An explicit cap as int (None stays None), else a ValueError."""
     if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1):
         raise ValueError(f"cap={cap!r} is invalid; allowed: an integer ≥ 1, or None (the largest value read)")
     return None if cap is None else int(cap)
@@ -48,7 +51,8 @@ def _check_cap(cap) -> int | None:
 def _check_values(path, where: str, field: str, values: list, cap: int | None) -> np.ndarray:
     """``values`` as int32 after checking each is an integer in 1 … cap (one-line error otherwise)."""
     if not isinstance(values, list):
-        raise ValueError(f"{path}: {where}: field {field} is {type(values).__name__}; allowed: a list of integers ≥ 1")
+        raise ValueError(f"{path}: {where}: field {field} is {type(values).__name__}; "
+                         "allowed: a list of integers ≥ 1")
     if not values:
         raise ValueError(f"{path}: {where}: field {field} is empty (a request of length zero); allowed: ≥ 1 value")
     hi = np.iinfo(np.int32).max if cap is None else cap
@@ -60,6 +64,7 @@ def _check_values(path, where: str, field: str, values: list, cap: int | None) -
 
 
 def _field(path, where: str, obj: dict, key: str):
+    """``obj[key]``, or a ValueError naming the file, the request and the field."""
     if key not in obj:
         raise ValueError(f"{path}: {where}: field {key} is missing")
     return obj[key]
@@ -80,7 +85,8 @@ def read_jsonl(path, drafter: str, cap: int | None = None, drop_limit: int | Non
     cap = _check_cap(cap)
     if drop_limit is not None and (isinstance(drop_limit, bool) or not isinstance(drop_limit, (int, np.integer))
                                    or drop_limit < 1):
-        raise ValueError(f"drop_limit={drop_limit!r} is invalid; allowed: an integer ≥ 1, or None (keep every request)")
+        raise ValueError(f"drop_limit={drop_limit!r} is invalid; "
+                         "allowed: an integer ≥ 1, or None (keep every request)")
     raw = _read_bytes(path)
     key = f"acc_{drafter}"
     arrays, ids, lines, dropped = [], [], {}, 0
@@ -126,6 +132,7 @@ def read_jsonl(path, drafter: str, cap: int | None = None, drop_limit: int | Non
 
 
 def _offsets(lengths: Sequence[int]) -> np.ndarray:
+    """Offsets [R + 1] of requests of these lengths."""
     off = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=off[1:])
     return off
@@ -211,7 +218,8 @@ def read_npz(path, drafter: str | None = None, cap: int | None = None) -> TraceB
         raise ValueError(f"{path}: field ids is invalid; allowed: {off.size - 1} strings, one per request")
     lengths = np.diff(off)
     for i in np.flatnonzero(lengths < 1)[:1]:
-        raise ValueError(f"{path}: request {str(ids[i])!r}: field acc_len has length {lengths[i]}; allowed: ≥ 1 value")
+        raise ValueError(f"{path}: request {str(ids[i])!r}: field acc_len has length {lengths[i]}; "
+                         "allowed: ≥ 1 value")
     bad = np.flatnonzero((acc < 1) | (acc > file_cap))
     if bad.size:
         i = int(np.searchsorted(off, bad[0], side="right") - 1)

@@ -97,6 +97,7 @@ def round_rows(bank: TraceBank, gamma: int) -> np.ndarray:
 
 
 def _ratio(num, den):
+    """num / den elementwise, NaN where den = 0."""
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
@@ -184,6 +185,7 @@ def key(stat: str, gamma: int | None = None) -> str:
 
 
 def _check_gammas(gammas) -> tuple[int, ...]:
+    """The γ's as a tuple of ints ≥ 1, or a ValueError."""
     gammas = tuple(gammas)
     if not gammas or any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) or g < 1 for g in gammas):
         raise ValueError(f"gammas={gammas!r} is invalid; allowed: a non-empty sequence of integers ≥ 1")
@@ -191,6 +193,7 @@ def _check_gammas(gammas) -> tuple[int, ...]:
 
 
 def _pooled(pos, rounds: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pooled statistics from summed position rows and summed round rows per γ."""
     out = {}
     alpha = alpha_by_depth(pos)
     for d in range(N_DEPTHS):
@@ -207,6 +210,7 @@ def _pooled(pos, rounds: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
 
 
 def _request_figures(lengths: np.ndarray, alpha0: np.ndarray) -> dict[str, np.ndarray]:
+    """Length median / p90 and per-request α_0 p10 / median / p90 (last axis: requests)."""
     lq = np.quantile(lengths, [0.5, 0.9], axis=-1)
     aq = np.quantile(alpha0, [0.1, 0.5, 0.9], axis=-1)
     return dict(zip(REQUEST_STATS, [*lq, *aq]))

@@ -1,0 +1,220 @@
+"""The generative acceptance model: whole trace banks drawn without a file.
+
+Per request: a latent level z ~ N(0, 1) and a length L = round(exp(ln m + s·(ρ z + √(1 − ρ²) ε))),
+ε ~ N(0, 1) (log-normal with median m and log-spread s, tied to the level by ρ; at most
+:data:`MAX_LENGTH`).
+
+Per output position q of the request, a hidden state S_q ∈ {low, high}: a two-state Markov chain
+started in its stationary law, with P(high) = π(z) = σ(logit π + b_π z) and persistence
+λ(z) = σ(logit λ + b_λ z) (the chain's second eigenvalue: P(low → high) = (1 − λ(z)) π(z),
+P(high → low) = (1 − λ(z))(1 − π(z)); the mean stay in high is 1 / ((1 − λ)(1 − π)) positions).
+Given the state, two independent indicators:
+
+* F_q — the drafter's FIRST token, drafted at q from the true prefix, is right:
+  P = σ(logit f_S + b z);
+* C_q — a CONTINUATION token for position q, drafted deeper in a draft started before q, is right:
+  P = σ(logit c_S + b z).
+
+A draft started at p accepts its first token iff F_p, then continues through C_{p+1}, C_{p+2}, …
+until the first failure (the run R_{p+1} of C's that starts at p + 1, stopping at the request's
+end); beyond depth :data:`FREE_DEPTH` each further token survives only with probability τ
+(a per-position draw, the drafter's horizon). So
+
+    acc_len[p] = 1                                  if not F_p
+               = min(cap, 2 + min(R_{p+1}, H_p))     if F_p,   H_p = FREE_DEPTH + Geometric(τ)
+
+with P(H_p − FREE_DEPTH ≥ k) = τ^k. Neighbouring positions share their C's, so
+``acc_len[p + 1] = acc_len[p] − 1`` whenever both first tokens and C_{p+1} are right and the
+horizon does not bind — a long run from p is followed by decreasing values, as in real traces —
+while F and C differing lets a value rise ("2, 3") or fall early ("3, 1").
+
+Uniforms: request r's positions read a (L, 4) block from its own stream (child r of the seed's
+``Generator.spawn``); z and ε come from the parent. So a request's draws do not depend on the
+others' lengths, and banks of more requests extend banks of fewer (common random numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+from numba import njit
+
+from .bank import DRAFTERS, TraceBank
+
+#: continuations up to this depth are free of the horizon; α_0 … α_5 see only them
+FREE_DEPTH = 5
+#: the longest request (the published profiling's generation limit, 8,192 tokens)
+MAX_LENGTH = 8192
+#: uniforms per position: the state's step, F, C, the horizon
+DRAWS_PER_POSITION = 4
+_TRANSITION, _FIRST, _CONT, _HORIZON = range(DRAWS_PER_POSITION)
+_LOGIT_SPAN = 30.0  # |logit| bound of the per-request probabilities (no 0/1 from extreme levels)
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """The model's parameters (see the module docstring); probabilities are at level z = 0."""
+
+    #: λ ∈ (0, 1): persistence of the hidden per-position state at level 0 (→ 0: independent positions)
+    stay: float
+    #: b_λ: logit effect of the request's level on the persistence
+    stay_spread: float
+    #: π ∈ (0, 1): stationary share of the high state at level 0
+    high_share: float
+    #: b_π: logit effect of the request's level on the high state's share
+    high_spread: float
+    #: f_low ∈ (0, 1): first-token acceptance in the low state
+    first_low: float
+    #: f_high ∈ (0, 1): first-token acceptance in the high state
+    first_high: float
+    #: c_low ∈ (0, 1): continuation acceptance in the low state
+    cont_low: float
+    #: c_high ∈ (0, 1): continuation acceptance in the high state
+    cont_high: float
+    #: b: logit effect of the request's level on all four acceptances
+    level_spread: float
+    #: τ ∈ (0, 1]: survival per depth beyond FREE_DEPTH (1: no horizon)
+    tail: float
+    #: m ≥ 1: median request length (tokens)
+    length_median: float
+    #: s ≥ 0: standard deviation of log length
+    length_sigma: float
+    #: ρ ∈ [−1, 1]: correlation of log length with the level
+    length_level_corr: float
+
+    def __post_init__(self):
+        """Check every parameter (ValueError naming it and what is allowed)."""
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise ValueError(f"ModelParams {f.name}={v!r} is invalid; allowed: a finite number")
+        opened = ("stay", "high_share", "first_low", "first_high", "cont_low", "cont_high")
+        for name in opened:
+            if not 0.0 < getattr(self, name) < 1.0:
+                raise ValueError(f"ModelParams {name}={getattr(self, name)!r} is invalid; allowed: a number in (0, 1)")
+        checks = (                  ("tail", 0.0 < self.tail <= 1.0, "a number in (0, 1]"),
+                  ("length_median", 1.0 <= self.length_median <= MAX_LENGTH, f"a number in [1, {MAX_LENGTH}]"),
+                  ("length_sigma", 0.0 <= self.length_sigma <= 5.0, "a number in [0, 5]"),
+                  ("length_level_corr", -1.0 <= self.length_level_corr <= 1.0, "a number in [-1, 1]"),
+                  ("stay_spread", abs(self.stay_spread) <= 10.0, "a number in [-10, 10]"),
+                  ("high_spread", abs(self.high_spread) <= 10.0, "a number in [-10, 10]"),
+                  ("level_spread", abs(self.level_spread) <= 10.0, "a number in [-10, 10]"))
+        for name, ok, allowed in checks:
+            if not ok:
+                raise ValueError(f"ModelParams {name}={getattr(self, name)!r} is invalid; allowed: {allowed}")
+
+    def as_dict(self) -> dict[str, float]:
+        """The parameters as a plain dict (JSON-ready)."""
+        return {k: float(v) for k, v in asdict(self).items()}
+
+
+def _logit(p: float) -> float:
+    """log(p / (1 − p))."""
+    return math.log(p / (1.0 - p))
+
+
+@njit(cache=True)
+def _sigmoid(x):
+    """The logistic function, its argument clipped to ±_LOGIT_SPAN (compiled)."""
+    x = min(max(x, -_LOGIT_SPAN), _LOGIT_SPAN)
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+@njit(cache=True)
+def fill_acc_len(u, u_start, offsets, level, stay_logit, stay_spread, high_logit, high_spread, first_low, first_high,
+                 cont_low, cont_high, level_spread, tail, cap, out):
+    """Draw every request's acc_len into ``out`` (compiled). Request r reads the uniforms
+    ``u[u_start[r] + DRAWS_PER_POSITION·q + k]``; logits in, as in :class:`ModelParams`."""
+    log_tail = math.log(tail) if tail < 1.0 else 0.0
+    for r in range(offsets.shape[0] - 1):
+        z = level[r]
+        share = _sigmoid(high_logit + high_spread * z)
+        move = 1.0 - _sigmoid(stay_logit + stay_spread * z)
+        up, down = move * share, move * (1.0 - share)
+        fl, fh = _sigmoid(first_low + level_spread * z), _sigmoid(first_high + level_spread * z)
+        cl, ch = _sigmoid(cont_low + level_spread * z), _sigmoid(cont_high + level_spread * z)
+        o, n, b = offsets[r], offsets[r + 1] - offsets[r], u_start[r]
+        high = u[b + _TRANSITION] < share
+        for q in range(n):  # forward: the states, then F (bit 1) and C (bit 2) per position
+            k = b + DRAWS_PER_POSITION * q
+            if q > 0:
+                high = (u[k + _TRANSITION] >= down) if high else (u[k + _TRANSITION] < up)
+            f = u[k + _FIRST] < (fh if high else fl)
+            c = u[k + _CONT] < (ch if high else cl)
+            out[o + q] = (1 if f else 0) + (2 if c else 0)
+        run = 0  # R_{q+1}: the run of C's starting just after q
+        for q in range(n - 1, -1, -1):
+            bits = out[o + q]
+            if bits & 1:
+                depth = run
+                if tail < 1.0 and run > FREE_DEPTH:
+                    extra = math.log(1.0 - u[b + DRAWS_PER_POSITION * q + _HORIZON]) / log_tail
+                    if extra < run - FREE_DEPTH:
+                        depth = FREE_DEPTH + int(extra)
+                out[o + q] = min(cap, 2 + depth)
+            else:
+                out[o + q] = 1
+            run = run + 1 if bits & 2 else 0
+
+
+def draw_levels_and_lengths(params: ModelParams, rng: np.random.Generator, requests: int):
+    """(z [R], lengths int64 [R]) from the parent Generator: a pair (z, ε) of N(0, 1) per request."""
+    normals = rng.standard_normal((requests, 2))  # request r's pair (z_r, ε_r): banks nest
+    return normals[:, 0], lengths_of(params, normals[:, 0], normals[:, 1])
+
+
+def lengths_of(params: ModelParams, z: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """L = round(exp(ln m + s (ρ z + √(1 − ρ²) ε))) in [1, MAX_LENGTH]: log-normal, tied to the level."""
+    rho = params.length_level_corr
+    x = math.log(params.length_median) + params.length_sigma * (rho * z + math.sqrt(max(0.0, 1.0 - rho * rho)) * eps)
+    return np.clip(np.rint(np.exp(np.minimum(x, math.log(MAX_LENGTH) + 1.0))), 1, MAX_LENGTH).astype(np.int64)
+
+
+def fill_bank(params: ModelParams, u: np.ndarray, u_start: np.ndarray, z: np.ndarray, lengths: np.ndarray,
+              cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """(acc_len int32, offsets int64) of requests with levels ``z`` and ``lengths`` from the
+    uniforms ``u`` (request r's block starts at ``u_start[r]``) — the kernel's numpy entry."""
+    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.empty(int(offsets[-1]), dtype=np.int32)
+    fill_acc_len(u, u_start, offsets, z, _logit(params.stay), params.stay_spread, _logit(params.high_share),
+                 params.high_spread, _logit(params.first_low), _logit(params.first_high), _logit(params.cont_low),
+                 _logit(params.cont_high), params.level_spread, params.tail, int(cap), out)
+    return out, offsets
+
+
+def generate_bank(params: ModelParams, requests: int, seed: int | np.random.Generator = 0, cap: int = 21,
+                  drafter: str = "eagle", source: str | None = None) -> TraceBank:
+    """A bank of ``requests`` requests drawn from the model. ``seed``: an integer or a Generator
+    (its ``spawn`` gives the requests' streams); the same seed gives the same bank."""
+    if not isinstance(params, ModelParams):
+        raise ValueError(f"params={params!r} is invalid; allowed: a ModelParams")
+    if isinstance(requests, bool) or not isinstance(requests, (int, np.integer)) or requests < 1:
+        raise ValueError(f"requests={requests!r} is invalid; allowed: an integer ≥ 1")
+    if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 2:
+        raise ValueError(f"cap={cap!r} is invalid; allowed: an integer ≥ 2")
+    if drafter not in DRAFTERS:
+        raise ValueError(f"drafter={drafter!r} is invalid; allowed: {' | '.join(DRAFTERS)}")
+    if isinstance(seed, np.random.Generator):
+        rng = seed
+    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r} is invalid; allowed: an integer ≥ 0 or a numpy Generator")
+    else:
+        rng = np.random.default_rng(int(seed))
+    requests = int(requests)
+    children = rng.spawn(requests)
+    z, lengths = draw_levels_and_lengths(params, rng, requests)
+    blocks = [child.random(DRAWS_PER_POSITION * int(n)) for child, n in zip(children, lengths)]
+    u_start = np.zeros(requests, dtype=np.int64)
+    np.cumsum(DRAWS_PER_POSITION * lengths[:-1], out=u_start[1:])
+    acc, offsets = fill_bank(params, np.concatenate(blocks), u_start, z, lengths, cap)
+    width = len(str(requests - 1))
+    ids = tuple(f"r{i:0{width}d}" for i in range(requests))
+    src = source if source is not None else f"generated ({requests} requests)"
+    return TraceBank.from_arrays(acc, np.diff(offsets), ids, int(cap), drafter, src)
+
+
+__all__ = ["DRAWS_PER_POSITION", "FREE_DEPTH", "MAX_LENGTH", "ModelParams", "draw_levels_and_lengths",
+           "fill_acc_len", "fill_bank", "generate_bank", "lengths_of"]
