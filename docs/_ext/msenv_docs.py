@@ -470,6 +470,7 @@ FLOORS = (
     ("baselines", ("baselines",), "the controllers behind one interface"),
     ("msenv.envs", ("msenv/envs",), "the Gymnasium shells and adapters"),
     ("msenv.engine", ("msenv/engine",), "state, observation, context, the two steps"),
+    ("msenv.traces", ("msenv/traces",), "trace banks of measured acceptance, their statistics, the fitted model"),
     ("msenv.model", ("msenv/model",), "the formulas and the round kernel"),
     ("msenv.config", ("msenv/config",), "validated, frozen configs, one per concern"),
 )

@@ -28,6 +28,14 @@ with P(H_p − FREE_DEPTH ≥ k) = τ^k. Neighbouring positions share their C's,
 horizon does not bind — a long run from p is followed by decreasing values, as in real traces —
 while F and C differing lets a value rise ("2, 3") or fall early ("3, 1").
 
+How the published traces shape it (see :mod:`~msenv.traces.presets`): for n-gram the high state is
+a copy of earlier text — F and C are near 1 inside it and near 0 outside (so α_0 ≪ α_1, and after
+a rejection the next first token is rarely right); a run ends when the chain leaves the high
+state, so a partly accepted round is followed by a low position and the lag-1 correlation of
+rounds falls as γ grows. EAGLE's two states differ less; its lag-1 correlation, flat in γ, comes
+mostly from the per-request level. A level-dependent persistence makes long copies longer in
+some requests (α_d rising with d).
+
 Uniforms: request r's positions read a (L, 4) block from its own stream (child r of the seed's
 ``Generator.spawn``); z and ε come from the parent. So a request's draws do not depend on the
 others' lengths, and banks of more requests extend banks of fewer (common random numbers).
