@@ -9,7 +9,7 @@ import importlib.util
 import sys
 import warnings
 
-from .adaptive import Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
+from .adaptive import BestFixed, Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
 from .base import ContextPredictor, Controller, check_output
 from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
                      OracleGreedy, PlugInGreedy, greedy_search, local_search)
@@ -35,6 +35,7 @@ REGISTRY = {
     "ucb-budget": UCBBudget,
     "last-outcome": LastOutcome,
     "km-greedy": KaplanMeierGreedy,
+    "best-fixed": BestFixed,
     "clairvoyant": Clairvoyant,
 }
 
@@ -65,7 +66,7 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
-    "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
+    "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
     "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",

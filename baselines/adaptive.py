@@ -24,9 +24,11 @@ tokens and time; a request's end) unless it is the named oracle:
   round, the best common time budget τ with γ_k = min(F_k − 1, ⌊τ / T_k^dft⌋), which never has a
   rejection. A reference, not an upper bound: a round's best plan is not the episode's.
 
-Every tunable's default was chosen on validation requests (``python -m experiments
-traces-tune``, results on the docs' traces page); budgets are in units of the reference device's
-time per drafted token, T_dft,ref.
+- :class:`BestFixed` — the best fixed draft length of the trace's preset.
+
+A tunable left at None takes the value chosen on the validation requests of the env's trace preset
+(:mod:`baselines.tuned`, written by ``python -m experiments traces-tune``), else its class default;
+budgets are in units of the reference device's time per drafted token, T_dft,ref.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from msenv.model import latency
 
 from .base import Controller
 from .greedy import GreedySAA, greedy_search
+from .tuned import tuned
 
 
 def _check_number(owner: str, name: str, value, lo: float, integer: bool = False) -> float:
@@ -48,6 +51,14 @@ def _check_number(owner: str, name: str, value, lo: float, integer: bool = False
         kind = "an integer" if integer else "a number"
         raise ValueError(f"{owner} {name}={value!r} is invalid; allowed: {kind} ≥ {lo:g}")
     return float(value)
+
+
+def _setting(rule: str, name: str, value, context: RoundContext, default: float) -> float:
+    """A rule's tunable: ``value`` when given, else the one tuned for the context's trace source
+    (:mod:`baselines.tuned`), else ``default``."""
+    if value is not None:
+        return value
+    return tuned(context.config.trace_source, rule).get(name, default)
 
 
 def budget_lengths(tau: float, context: RoundContext) -> np.ndarray:
@@ -105,12 +116,17 @@ class HFHeuristic(Controller):
 
 class HFBudget(HFHeuristic):
     """:class:`HFHeuristic` clipped to a common drafting-time budget per round (``budget``, in
-    reference tokens)."""
+    reference tokens; None: tuned per trace preset, else 4)."""
 
     name = "hf-budget"
 
-    def __init__(self, start: int = 5, floor: int = 1, budget: float = 4.0) -> None:
+    def __init__(self, start: int = 5, floor: int = 1, budget: float | None = None) -> None:
         super().__init__(start, floor, budget)
+        self._given = budget
+
+    def act(self, context, obs=None):
+        self.budget = _setting(self.name, "budget", self._given, context, 4.0)
+        return super().act(context, obs)
 
 
 class UCBLengths(Controller):
@@ -120,17 +136,18 @@ class UCBLengths(Controller):
 
     Args:
         arms: the draft lengths it chooses among (default 1 … 8, capped at γ_max).
-        exploration: c of the bonus √(c · ln t / n_arm).
+        exploration: c of the bonus √(c · ln t / n_arm) (None: tuned per trace preset, else 0.5).
     """
 
     name = "ucb-lengths"
 
-    def __init__(self, arms: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8), exploration: float = 0.5) -> None:
+    def __init__(self, arms: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 8), exploration: float | None = None) -> None:
         super().__init__()
         if not arms or any(isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 0 for a in arms):
             raise ValueError(f"UCBLengths arms={arms!r} is invalid; allowed: a non-empty tuple of integers ≥ 0")
         self.arms = np.asarray(sorted(set(int(a) for a in arms)), np.int64)
-        self.exploration = _check_number(type(self).__name__, "exploration", exploration, 0)
+        self._given = None if exploration is None else _check_number(type(self).__name__, "exploration",
+                                                                       exploration, 0)
         self._n = self._sum = self._scale = None
 
     def reset(self, seed=None) -> None:
@@ -146,6 +163,7 @@ class UCBLengths(Controller):
         if self._n is None or len(self._n) != k:
             self._fresh(k)
         arms = np.minimum(self.arms, context.config.gamma_max)
+        self.exploration = _setting(self.name, "exploration", self._given, context, 0.5)
         t = self._n.sum(axis=1, keepdims=True)
         mean = self._sum / np.maximum(self._n, 1.0)
         bonus = np.sqrt(self.exploration * np.log(np.maximum(t, 1.0)) / np.maximum(self._n, 1e-12))
@@ -171,18 +189,18 @@ class UCBBudget(Controller):
 
     Args:
         arms: the budgets τ it chooses among, in reference tokens (default 0 … 8).
-        exploration: c of the bonus √(c · ln t / n_arm).
+        exploration: c of the bonus √(c · ln t / n_arm) (None: tuned per trace preset, else 0.5).
     """
 
     name = "ucb-budget"
 
-    def __init__(self, arms: tuple[float, ...] = (0, 1, 2, 3, 4, 5, 6, 7, 8), exploration: float = 0.5) -> None:
+    def __init__(self, arms: tuple[float, ...] = (0, 1, 2, 3, 4, 5, 6, 7, 8), exploration: float | None = None) -> None:
         super().__init__()
         owner = type(self).__name__
         if not arms:
             raise ValueError(f"{owner} arms={arms!r} is invalid; allowed: a non-empty tuple of budgets ≥ 0")
         self.arms = np.asarray(sorted(set(_check_number(owner, "arms", a, 0) for a in arms)))
-        self.exploration = _check_number(owner, "exploration", exploration, 0)
+        self._given = None if exploration is None else _check_number(owner, "exploration", exploration, 0)
         self.reset()
 
     def reset(self, seed=None) -> None:
@@ -190,6 +208,7 @@ class UCBBudget(Controller):
         self._n, self._sum, self._scale = np.zeros(len(self.arms)), np.zeros(len(self.arms)), 0.0
 
     def act(self, context, obs=None):
+        self.exploration = _setting(self.name, "exploration", self._given, context, 0.5)
         t = self._n.sum()
         mean = self._sum / np.maximum(self._n, 1.0)
         bonus = np.sqrt(self.exploration * np.log(max(t, 1.0)) / np.maximum(self._n, 1e-12))
@@ -205,13 +224,14 @@ class UCBBudget(Controller):
 
 class LastOutcome(Controller):
     """Per device: no draft after a round with a rejection, the budget after a fully accepted round
-    (and at a request's start). ``budget``: the drafting time in reference tokens."""
+    (and at a request's start). ``budget``: the drafting time in reference tokens (None: tuned per
+    trace preset, else 4)."""
 
     name = "last-outcome"
 
-    def __init__(self, budget: float = 4.0) -> None:
+    def __init__(self, budget: float | None = None) -> None:
         super().__init__()
-        self.budget = _check_number(type(self).__name__, "budget", budget, 0)
+        self._given = None if budget is None else _check_number(type(self).__name__, "budget", budget, 0)
         self._off: np.ndarray | None = None
 
     def reset(self, seed=None) -> None:
@@ -222,6 +242,7 @@ class LastOutcome(Controller):
         k = len(context.t_draft)
         if self._off is None or len(self._off) != k:
             self._off = np.zeros(k, bool)
+        self.budget = _setting(self.name, "budget", self._given, context, 4.0)
         return np.where(self._off, 0, budget_lengths(self.budget, context))
 
     def observe(self, gamma, info):
@@ -232,15 +253,17 @@ class KaplanMeierGreedy(GreedySAA):
     """The paper's greedy SAA on each device's acceptance by depth, estimated from its request's
     rounds (Kaplan–Meier): h_d = P(token d + 1 rejected | tokens 1 … d accepted) from the rounds
     that reached depth d, a fully accepted draft censored at its length; each depth's estimate is
-    shrunk towards the pooled estimate of every request seen so far with ``prior`` pseudo-rounds.
+    shrunk towards the pooled estimate of every request seen so far with ``prior`` pseudo-rounds
+    (None: tuned per trace preset, else 4).
     The survival P(F > j) = Π_{d<j} (1 − h_d) goes to the SAA in the context
     (:attr:`~msenv.engine.context.RoundContext.survival`)."""
 
     name = "km-greedy"
 
-    def __init__(self, prior: float = 4.0, **kwargs) -> None:
+    def __init__(self, prior: float | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.prior = _check_number(type(self).__name__, "prior", prior, 0)
+        self._given = None if prior is None else _check_number(type(self).__name__, "prior", prior, 0)
+        self.prior = 4.0 if prior is None else self._given
         self._events = self._risk = None
 
     def reset(self, seed=None) -> None:
@@ -262,6 +285,7 @@ class KaplanMeierGreedy(GreedySAA):
         if self._events is None or self._events.shape != (k, gmax):
             self._events, self._risk = np.zeros((k, gmax)), np.zeros((k, gmax))
             self._pool_events, self._pool_risk = np.zeros(gmax), np.zeros(gmax)
+        self.prior = _setting(self.name, "prior", self._given, context, 4.0)
         ctx = dataclasses.replace(context, survival=self.survival(gmax))
         self.last_trace = []
         return greedy_search(self.estimator(ctx), self.last_trace)[0]
@@ -280,6 +304,21 @@ class KaplanMeierGreedy(GreedySAA):
         self._pool_events += event.sum(axis=0)
         ended = _ended(info, k)
         self._events[ended], self._risk[ended] = 0.0, 0.0
+
+
+class BestFixed(Controller):
+    """The best fixed draft length of the env's trace preset, chosen on its validation requests
+    (:mod:`baselines.tuned`); ``gamma`` overrides it; on another source, 3."""
+
+    name = "best-fixed"
+
+    def __init__(self, gamma: int | None = None) -> None:
+        super().__init__()
+        self._given = None if gamma is None else int(_check_number(type(self).__name__, "gamma", gamma, 0, True))
+
+    def act(self, context, obs=None):
+        gamma = int(_setting("fixed", "gamma", self._given, context, 3))
+        return np.full(len(context.t_draft), min(gamma, context.config.gamma_max), dtype=np.int64)
 
 
 class Clairvoyant(Controller):
@@ -307,5 +346,5 @@ class Clairvoyant(Controller):
         return gammas[int(np.argmax(good))]
 
 
-__all__ = ["Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
+__all__ = ["BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
            "budget_lengths"]

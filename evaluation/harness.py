@@ -66,6 +66,9 @@ class EpisodeStats:
     realtime_throughput: float = 0.0
     tokens: float = 0.0  #: Σ tokens of the episode
     time_s: float = 0.0  #: Σ round time of the episode, s
+    #: the 10th percentile over the episode's devices of each device's goodput Σ_t N_k,t / Σ_t T_t
+    #: (tokens/s): how the worst-served devices fare
+    device_p10_goodput: float = 0.0
 
 
 def play(controller: Controller, config: SystemConfig | CellConfig, seed: int) -> Iterator[tuple]:
@@ -102,7 +105,9 @@ def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed:
     """Play one episode of ``config.episode_length`` rounds; return its statistics."""
     good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
     tokens = time_ = 0.0
+    per_device = 0.0
     for _, gamma, _, info, decision_s in play(controller, config, seed):
+        per_device = per_device + info["tokens"][: len(gamma)]
         dec.append(decision_s)
         good.append(info["goodput"])
         t_com.append(info["t_com"])
@@ -119,6 +124,7 @@ def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed:
         t_com_ms=1e3 * float(np.mean(t_com)), t_cmp_ms=1e3 * float(np.mean(t_cmp)), decision_ms=decision_ms,
         share_no_draft=float(np.mean(idle)), realtime_throughput=tokens / (time_ + len(dec) * decision_ms / 1e3),
         tokens=float(tokens), time_s=float(time_),
+        device_p10_goodput=float(np.percentile(per_device / time_, 10)),
     )
 
 

@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot,traces-tune,traces-headroom} [options]``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import time
 from evaluation.parallel import connect_or_exit
 
 from . import budget, cells, hetero, tables
+from .traces import EPISODES as TRACES_EPISODES
+from .traces import ROUNDS as TRACES_ROUNDS
+from .traces import SEED as TRACES_SEED
 from .figures import FIGURES, run_figure
 
 
@@ -16,13 +19,16 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
-                                       "budget", "paired", "replot"],
+                                       "budget", "paired", "replot", "traces-tune", "traces-headroom"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
                          "best budget action against the best model-based action; 'paired' = each agent against "
                          "each rival, episode by episode, from a cells run's --out folder; 'replot' = redraw the "
-                         "figures of an --out folder from the CSVs a run wrote there, playing nothing)")
+                         "figures of an --out folder from the CSVs a run wrote there, playing nothing; "
+                         "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
+                         "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
+                         "draft length and the clairvoyant reference on each preset's validation requests)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -69,9 +75,18 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
     from evaluation.suites import seed_refusal
 
-    refusal = seed_refusal("--seed", args.seed, range(args.seed, args.seed + args.drops))
-    if refusal:
-        ap.error(refusal)
+    seeds = range(args.seed, args.seed + args.drops)
+    if args.figure in ("traces-tune", "traces-headroom"):  # choices are made on validation seeds, never test ones
+        from evaluation.suites import VALIDATION_SEEDS
+
+        if seeds.start not in VALIDATION_SEEDS or seeds.stop - 1 not in VALIDATION_SEEDS:
+            ap.error(f"--seed {args.seed} is invalid for {args.figure}: its {args.drops} episodes must draw seeds of the "
+                     f"validation block [{VALIDATION_SEEDS.start}, {VALIDATION_SEEDS.stop}) (choices are made on "
+                     "validation requests and seeds)")
+    else:
+        refusal = seed_refusal("--seed", args.seed, seeds)
+        if refusal:
+            ap.error(refusal)
     if args.figure != "gap":  # --rounds is each drop's episode_length: the config's range
         try:
             resolve_config("qwen2.5", episode_length=args.rounds)
@@ -210,13 +225,16 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--{name} is not used by {args.figure}")
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
-                      "cells": cells.EPISODES, "budget": budget.EPISODES}.get(
+                      "cells": cells.EPISODES, "budget": budget.EPISODES, "traces-tune": TRACES_EPISODES,
+                      "traces-headroom": TRACES_EPISODES}.get(
             args.figure, 50)
     if args.rounds is None:
-        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS}.get(
+        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS,
+                       "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS}.get(
             args.figure, 10)
     if args.seed is None:
-        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED}.get(
+        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
+                     "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000}.get(
             args.figure, 0)
     check_args(ap, args)
     connect_or_exit(ap, args.ray)
@@ -261,6 +279,19 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except FileNotFoundError as e:
             ap.error(f"--out {args.out}: {e}")
         print("wrote " + ", ".join(map(str, written)))
+        return 0
+    if args.figure in ("traces-tune", "traces-headroom"):
+        from . import traces
+
+        kw = dict(episodes=args.drops, rounds=args.rounds, seed=args.seed, workers=args.workers,
+                  progress=not args.no_progress)
+        if args.figure == "traces-tune":
+            traces.tune(args.out, **kw)
+        else:
+            from baselines.tuned import TRACE_TUNED
+
+            traces.headroom(args.out, TRACE_TUNED, **kw)
+        print(f"{args.figure}: wrote {args.out}")
         return 0
     if args.figure == "budget":
         budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,

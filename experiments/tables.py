@@ -23,8 +23,16 @@ DYNAMIC_CONTROLLERS = ("plug-in-greedy", "bayes-saa", "oracle-greedy", "optimal-
                        "local-search", "fixed-4")
 
 
+#: on a trace id (model §12) the greedy plans on the request's acceptance so far (plug-in); the adaptive
+#: rules, the best fixed draft length and the clairvoyant reference join
+TRACE_CONTROLLERS = ("greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristic", "hf-budget", "ucb-lengths",
+                     "ucb-budget", "last-outcome", "best-fixed", "clairvoyant")
+
+
 def controllers_for(env_id: str) -> tuple[str, ...]:
     """The controllers of ``env_id``'s table, its reference first."""
+    if resolve_config(ENV_IDS[env_id]).trace_source is not None:
+        return TRACE_CONTROLLERS
     return DYNAMIC_CONTROLLERS if env_id in DYNAMIC_IDS else PAPER_CONTROLLERS
 
 

@@ -83,10 +83,37 @@ def fixed_rivals(gamma_max: int) -> list[Rival]:
     return [Rival(f"fixed-{g}") for g in range(gamma_max + 1)]
 
 
+#: the module of the tuned settings (:mod:`baselines.tuned`), which :func:`tune` writes
+TUNED_MODULE = Path(__file__).resolve().parent.parent / "baselines" / "tuned.py"
+
+
+def tuned_module(best: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The text of :mod:`baselines.tuned` holding ``best`` (one preset's rule → its settings)."""
+    lines = ['"""Each adaptive rule\'s tunables per trace preset, chosen on validation requests (the highest mean',
+             f"throughput over {EPISODES} episodes × {ROUNDS} rounds of the preset's validation requests, seeds "
+             f"{SEED} …, the same",
+             "episodes for every setting): written by ``python -m experiments traces-tune --out docs/figures``, with",
+             "every setting's figures in ``docs/figures/traces_tuning.csv``. A rule given its tunable explicitly",
+             'uses that; on a source not listed here it uses its class default."""', "",
+             "from __future__ import annotations", "", "#: trace preset → rule → its tuned keyword arguments",
+             "TRACE_TUNED: dict[str, dict[str, dict[str, float]]] = {"]
+    for preset, rules in best.items():
+        lines.append(f'    "{preset}": {{')
+        lines += [f'        "{rule}": {json.dumps(kw)},' for rule, kw in rules.items()]
+        lines.append("    },")
+    lines += ["}", "", "", "def tuned(source: str | None, rule: str) -> dict[str, float]:",
+              '    """The tuned keyword arguments of ``rule`` on trace ``source`` ({} when none were tuned)."""',
+              '    return dict(TRACE_TUNED.get(source or "", {}).get(rule, {}))', "", "",
+              '__all__ = ["TRACE_TUNED", "tuned"]', ""]
+    return "\n".join(lines)
+
+
 def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED,
-         workers: int = 2, progress: bool = False) -> dict[str, dict[str, dict[str, float]]]:
+         workers: int = 2, progress: bool = False, module: str | Path | None = TUNED_MODULE
+         ) -> dict[str, dict[str, dict[str, float]]]:
     """Each rival's best setting per preset on the validation requests (highest mean throughput),
-    written to ``out/traces_tuned.json`` with every setting's figures in ``traces_tuning.csv``."""
+    written to ``out/traces_tuned.json`` with every setting's figures in ``traces_tuning.csv``, and
+    (unless ``module`` is None) as the module :mod:`baselines.tuned` the rules read."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     best: dict[str, dict[str, dict[str, float]]] = {}
@@ -107,6 +134,8 @@ def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int
                              "chosen": r is top})
     write_csv(rows, out / "traces_tuning.csv")
     (out / "traces_tuned.json").write_text(json.dumps(best, indent=2) + "\n")
+    if module is not None:
+        Path(module).write_text(tuned_module(best))
     return best
 
 

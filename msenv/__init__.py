@@ -34,7 +34,7 @@ _HIDDEN_REQUESTS = dict(alpha_dynamics="request", alpha_observed=False)
 _HETERO = dict(draft_scale_range=(1.0, 2.0), p_dl_dbm=10.0)
 #: acceptance from traces (model §12): a bank of the fitted model by default; γ_max below every
 #: preset's cap (the smallest, gsm8k-EAGLE's, is 16)
-_TRACES = dict(trace_source="sharegpt-ngram", gamma_max=12)
+_TRACES = dict(trace_source="cnn-ngram", gamma_max=12)
 
 #: registered id → config (a preset name, or a dict of fields with its ``preset``)
 ENV_IDS: dict[str, str | dict] = {

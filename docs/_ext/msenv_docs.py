@@ -117,7 +117,7 @@ ADDED_IN = {"msenv/MultiSpin-v0": "0.1.0", "msenv/MultiSpin-DeepSeek-v0": "0.1.0
             "msenv/MultiSpin-HiddenAlpha-v0": "0.1.0", "msenv/MultiSpin-Mobile-v0": "0.1.0",
             "msenv/MultiSpin-Dynamic-v0": "0.1.0", "msenv/MultiSpin-Dynamic-Small-v0": "0.1.0",
             "msenv/MultiSpin-Hetero-v0": "0.2.0", "msenv/MultiSpin-Hetero-DR-v0": "0.2.0",
-            "msenv/MultiSpin-Cells-v0": "0.3.0"}
+            "msenv/MultiSpin-Cells-v0": "0.3.0", "msenv/MultiSpin-Traces-v0": "unreleased"}
 #: msenv's releases, oldest first (the headings of docs/changelog.md)
 RELEASES = ("0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0")
 
@@ -136,6 +136,12 @@ def history_section(env_id: str) -> str:
 
     added = ADDED_IN[env_id]
     assert msenv.__version__ in RELEASES, f"add {msenv.__version__} to RELEASES (and its changelog entry)"
+    if added not in RELEASES:  # added since the last release (the changelog's unreleased section)
+        return ("## Version history
+
+An id's version changes whenever its behaviour changes "
+                f"([changelog](../changelog.md)); `{env_id}` is new since msenv {RELEASES[-1]} (unreleased).
+")
     rows = [[f"{added}", f"`{env_id}` added (`-v0`)"]]
     rows += [[r, "unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
                  "`tests/test_functional.py`)"] for r in RELEASES[RELEASES.index(added) + 1:]]
