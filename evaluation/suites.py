@@ -156,6 +156,19 @@ class Suite:
     def episodes(self) -> int:
         return self.cells[0].episodes
 
+    def unavailable(self) -> str | None:
+        """None when every cell can play here; else one line saying which file is missing or does not
+        match its pin (a suite of the published traces, which msenv does not ship)."""
+        from msenv.traces import published_available
+
+        for c in self.cells:
+            source = dict(c.overrides).get("trace_source")
+            if isinstance(source, str) and source.startswith("published:"):
+                why = published_available(source)
+                if why:
+                    return f"cell {c.name}: {why}"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "reference": self.reference,
                 "controllers": list(self.controllers), "cells": [c.to_dict() for c in self.cells]}
@@ -188,6 +201,18 @@ CELLS_OUT = [("k100", CELLS, 4, 10, {"k_range": [100, 100], "k_max": 100}),
 DYNAMIC_CELLS = [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
                  ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
                  ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]
+TRACES = "msenv/MultiSpin-Traces-v0"
+#: acceptance from traces (model §12): each preset's test requests, and a bank msenv ships replayed from its file
+TRACE_CELLS = [(name, TRACES, 10, 100, {"trace_source": name, "trace_split": "test"})
+               for name in ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle", "eagle-mix-v1")]
+#: the published files themselves, when a user supplies them (msenv.traces.sources)
+TRACE_REAL_CELLS = [(f"{s}-{d}", TRACES, 10, 100, {"trace_source": f"published:{s}-{d}", "trace_split": "test"})
+                    for s in ("gsm8k", "sharegpt", "cnn", "instructcoder") for d in ("eagle", "ngram")]
+#: the rivals of the trace suites: the plug-in greedy, the adaptive rules of the literature, the best fixed
+#: draft length, and the clairvoyant reference (an oracle: it knows each round's first rejections)
+TRACE_RIVALS = dict(reference="greedy-saa", controllers=(
+    "greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristic", "hf-budget", "ucb-lengths", "ucb-budget",
+    "last-outcome", "best-fixed", "clairvoyant"))
 WITH_LOCAL_SEARCH = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")
 DYNAMIC_RIVALS = dict(reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform",
                                                               "computation-only"))
@@ -216,6 +241,19 @@ _SUITES = (
           "rivals).",
           _cells(7, DYNAMIC_CELLS),
           **DYNAMIC_RIVALS),
+    Suite("traces-v1", "Acceptance replayed from traces (model §12), the paper's cell (K = 20): the test requests of "
+          "four presets of the fitted model (two n-gram, two EAGLE) and of a bank msenv ships (eagle-mix-v1, "
+          "replayed from its file). Episodes draw their requests independently from the test split, so the bootstrap "
+          "over episodes resamples requests too. The clairvoyant plays as a reference (it knows each round's first "
+          "rejections), not a rival.",
+          _cells(8, TRACE_CELLS),
+          **TRACE_RIVALS),
+    Suite("traces-real-v1", "The published SpecDecode-Bench traces themselves (arXiv 2601.11580; EAGLE and n-gram "
+          "drafters on gsm8k, sharegpt, cnn and instructcoder), test requests, when a user supplies the files "
+          "(msenv does not redistribute them): $MSENV_TRACES_DIR/combined_<set>.jsonl, requests at the "
+          "8,192-token limit left out. Skipped, in one line, where the files are absent.",
+          _cells(9, TRACE_REAL_CELLS),
+          **TRACE_RIVALS),
 )
 #: msenv ≤ 0.5's versions: their result files (docs/leaderboard/archive) stay readable by --check
 _ARCHIVED = (

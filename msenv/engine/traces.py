@@ -20,6 +20,7 @@ round's truth (``acc_len``) and the request ends; the oracle context adds the co
 from __future__ import annotations
 
 import functools
+import hashlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,31 +47,59 @@ class Bank(NamedTuple):
     acc_len: np.ndarray  #: int32, every request's acc_len concatenated
     offsets: np.ndarray  #: int64 [R + 1]: request i is acc_len[offsets[i]:offsets[i + 1]]
     requests: np.ndarray  #: int64: the indices of the requests of the config's split
-    cap: int  #: the bank's cap (a value cap means "at least cap")
+    cap: int  #: the bank's cap (a value cap means "at least cap"; a mix: its components' smallest)
     source: str  #: where it came from (a preset with its seed, or a file)
     sha256: str  #: the source's SHA-256
 
 
-@functools.lru_cache(maxsize=16)
-def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_limit: int | None) -> Bank:
-    from ..traces import PRESETS, load_bank, preset_bank, split_indices
+def _bank(source: str, drafter: str, requests: int, seed: int, drop_limit: int | None):
+    """The :class:`~msenv.traces.TraceBank` a single source names (module docstring of
+    :mod:`msenv.traces.sources` for the named ones)."""
+    from ..traces import PRESETS, SHIPPED, load_bank, preset_bank, published_source, shipped_path
+    from ..traces.sources import PUBLISHED_LIMIT
 
     if source in PRESETS:
-        bank = preset_bank(source, requests=requests, seed=seed)
-    elif Path(source).suffix not in (".jsonl", ".npz"):
+        return preset_bank(source, requests=requests, seed=seed)
+    if source in SHIPPED:
+        return load_bank(shipped_path(source))
+    if source.startswith("published:"):  # as the published figures were measured
+        path, drafter = published_source(source)
+        return load_bank(path, drafter=drafter, drop_limit=PUBLISHED_LIMIT if drop_limit is None else drop_limit)
+    if Path(source).suffix not in (".jsonl", ".npz"):
         raise ValueError(f"config field trace_source={source!r} is invalid; allowed: a preset of the fitted model "
-                         f"({', '.join(PRESETS)}) or a bank file (.jsonl: SpecDecode-Bench's; .npz: msenv's)")
-    elif Path(source).suffix == ".jsonl":  # a published file holds every drafter: the config names one
-        bank = load_bank(source, drafter=drafter, drop_limit=drop_limit)
-    else:  # msenv's .npz names its own drafter (or the reader says what a path is not)
-        bank = load_bank(source, drop_limit=drop_limit)
-    parts = split_indices(bank)
-    idx = np.arange(len(bank.offsets) - 1) if split == "all" else np.sort(parts[split])
-    if len(idx) == 0:
-        raise ValueError(f"config field trace_split={split!r} is invalid for bank {bank.source}: it holds no request; "
-                         f"allowed: a split with requests or 'all'")
-    return Bank(np.ascontiguousarray(bank.acc_len, np.int32), np.ascontiguousarray(bank.offsets, np.int64),
-                np.ascontiguousarray(idx, np.int64), int(bank.cap), bank.source, bank.sha256)
+                         f"({', '.join(PRESETS)}), a bank msenv ships ({', '.join(SHIPPED)}), "
+                         "published:<set>-<drafter>, mix:<preset>,<preset>…, or a bank file (.jsonl: "
+                         "SpecDecode-Bench's; .npz: msenv's)")
+    if Path(source).suffix == ".jsonl":  # a published file holds every drafter: the config names one
+        return load_bank(source, drafter=drafter, drop_limit=drop_limit)
+    return load_bank(source, drop_limit=drop_limit)  # msenv's .npz names its own drafter
+
+
+@functools.lru_cache(maxsize=16)
+def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_limit: int | None) -> Bank:
+    """The requests of ``source``'s ``split`` as arrays. ``mix:A,B,…`` is the union of the named
+    sources' banks (``requests`` each for a preset) whose splits are the union of theirs, so that a
+    request of A's test split is never in the mix's training split."""
+    from ..traces import split_indices
+
+    names = source[len("mix:"):].split(",") if source.startswith("mix:") else [source]
+    acc, offsets, idx, cap, digests = [], [0], [], None, []
+    for name in names:
+        bank = _bank(name.strip(), drafter, requests, seed, drop_limit)
+        parts = split_indices(bank)
+        own = np.arange(len(bank.offsets) - 1) if split == "all" else np.sort(parts[split])
+        idx.append(own + len(offsets) - 1)
+        acc.append(bank.acc_len)
+        offsets += list(bank.offsets[1:] + offsets[-1])
+        cap = int(bank.cap) if cap is None else min(cap, int(bank.cap))  # the bound every component prices
+        digests.append(bank.sha256)
+    requests_of_split = np.concatenate(idx)
+    if len(requests_of_split) == 0:
+        raise ValueError(f"config field trace_split={split!r} is invalid for trace_source={source!r}: it holds no "
+                         "request; allowed: a split with requests or 'all'")
+    digest = digests[0] if len(digests) == 1 else hashlib.sha256(" ".join(digests).encode()).hexdigest()
+    return Bank(np.ascontiguousarray(np.concatenate(acc), np.int32), np.asarray(offsets, np.int64),
+                np.ascontiguousarray(requests_of_split, np.int64), cap, source, digest)
 
 
 def bank_of(cfg: SystemConfig) -> Bank:

@@ -50,9 +50,11 @@ from .fit import fit
 from .model import ModelParams, generate_bank
 from .presets import PRESETS, Preset, preset_bank
 from .published import PUBLISHED
+from .sources import PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
 from .split import split_indices
 from .stats import bootstrap, measure
 
-__all__ = ["DRAFTERS", "PRESETS", "PUBLISHED", "ModelParams", "Preset", "TraceBank", "bootstrap", "fit",
+__all__ = ["DRAFTERS", "PRESETS", "PUBLISHED", "PUBLISHED_FILES", "SHIPPED", "published_available", "published_source",
+           "shipped_path", "ModelParams", "Preset", "TraceBank", "bootstrap", "fit",
            "generate_bank", "load_bank", "measure", "preset_bank", "read_jsonl", "read_npz", "save_bank",
            "split_indices", "write_jsonl", "write_npz"]

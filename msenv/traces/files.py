@@ -168,7 +168,7 @@ def write_jsonl(path, banks: TraceBank | Sequence[TraceBank], prompt_lens=None) 
 
 
 def write_npz(path, bank: TraceBank) -> Path:
-    """Write ``bank`` in msenv's format: an uncompressed ``.npz`` holding :data:`NPZ_FIELDS` —
+    """Write ``bank`` in msenv's format: a compressed ``.npz`` holding :data:`NPZ_FIELDS` —
     ``format`` ("msenv-trace-bank"), ``version`` (1), ``acc_len`` (int32, flat), ``offsets``
     (int64, R + 1), ``ids`` (unicode, R), ``cap`` (int64) and ``drafter`` (unicode). Writes to
     ``path`` exactly (numpy would otherwise append ``.npz``)."""
@@ -176,7 +176,7 @@ def write_npz(path, bank: TraceBank) -> Path:
         raise ValueError(f"bank={bank!r} is invalid; allowed: a TraceBank")
     path = Path(path)
     with path.open("wb") as f:
-        np.savez(f, format=np.str_(NPZ_FORMAT), version=np.int64(NPZ_VERSION), acc_len=bank.acc_len,
+        np.savez_compressed(f, format=np.str_(NPZ_FORMAT), version=np.int64(NPZ_VERSION), acc_len=bank.acc_len,
                  offsets=bank.offsets, ids=np.array(bank.ids, dtype=np.str_), cap=np.int64(bank.cap),
                  drafter=np.str_(bank.drafter))
     return path
