@@ -10,6 +10,7 @@ import sys
 import warnings
 
 from .adaptive import BestFixed, Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
+from .bayes_trace import TraceFilterSAA
 from .base import ContextPredictor, Controller, check_output
 from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
                      OracleGreedy, PlugInGreedy, greedy_search, local_search)
@@ -37,6 +38,7 @@ REGISTRY = {
     "km-greedy": KaplanMeierGreedy,
     "best-fixed": BestFixed,
     "clairvoyant": Clairvoyant,
+    "trace-filter-saa": TraceFilterSAA,
 }
 
 
@@ -69,7 +71,7 @@ __all__ = [
     "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
     "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
-    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "best_uniform", "check_output",
+    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "TraceFilterSAA", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",
 ]
 
