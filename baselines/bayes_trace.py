@@ -223,7 +223,8 @@ class TraceFilterSAA(GreedySAA):
         if name is None:
             source = getattr(config, "trace_source", None)
             if source not in PRESETS:
-                what = "no trace" if source is None else "a bank file, which has no fitted model"
+                what = "no trace" if source is None else ("not a preset: a bank file, a shipped or published bank "
+                                                          "or a mix has no fitted model of its own")
                 raise ValueError(f"config field trace_source={source!r} is invalid for {type(self).__name__}: it is "
                                  f"{what}; allowed: a preset ({' | '.join(sorted(PRESETS))}), or name one with "
                                  f"preset=")

@@ -184,6 +184,8 @@ def test_bad_presets_and_sources_are_answered_in_one_line(tmp_path):
     assert "\n" not in str(e.value) and "bank file" in str(e.value)
     with pytest.raises(ValueError, match="trace_source=None"):
         ctrl.model_for(msenv.SystemConfig(num_devices=3))
+    with pytest.raises(ValueError, match="trace_source='mix:cnn-ngram,gsm8k-eagle'.*a mix"):
+        ctrl.model_for(msenv.env_config(ID, trace_source="mix:cnn-ngram,gsm8k-eagle"))
     named = TraceFilterSAA(preset="cnn-eagle")  # a preset named by the caller filters a file's bank
     named.reset(0)
     assert named.act(ctx).shape == (3,)
