@@ -183,7 +183,7 @@ class DynamicSAAEstimator:
 
     def __init__(self, context: RoundContext, rng: np.random.Generator, n_samples: int | None = None,
                  policy: str | None = None, objective: str | None = None, communication: bool = True) -> None:
-        from ..model import channel
+        from msenv.model import channel
 
         check_saa_args("DynamicSAAEstimator", n_samples, objective, policy)
         cfg = context.config
@@ -214,7 +214,7 @@ class DynamicSAAEstimator:
 
     def gains(self, t_cmp: float) -> tuple[np.ndarray, np.ndarray]:
         """(g_ul, g_dl) the correction meets after ``t_cmp`` seconds: [K] or per sample [S, K]."""
-        from ..model import channel
+        from msenv.model import channel
 
         hit = self._gains.get(t_cmp)
         if hit is not None:

@@ -28,35 +28,7 @@ from msenv import SystemConfig  # noqa: E402
 from msenv.model.acceptance import sample_first_rejection  # noqa: E402
 from msenv.model.goodput import communication_time, evaluate_round  # noqa: E402
 
-from ._timing import best_of, row  # noqa: E402
-
-
-def env_stepper(env_id: str, n: int, action_fn):
-    """A function that plays ``n`` steps of ``env_id`` (through ``gymnasium.make``) and returns
-    the wall time per step (s)."""
-    env = gym.make(env_id)
-    env.reset(seed=0)
-    actions = [action_fn(env, i) for i in range(n)]
-
-    def run() -> float:
-        t0 = time.perf_counter()
-        for a in actions:
-            _, _, term, trunc, _ = env.step(a)
-            if term or trunc:
-                env.reset()
-        return (time.perf_counter() - t0) / n
-
-    run()  # warm-up (compiled kernels, caches)
-    return run
-
-
-def interleaved(a, b, rounds: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-step times of two steppers measured alternately ``rounds`` times (so both see the same
-    machine state; this machine's speed drifts by ±50% within a minute)."""
-    ta, tb = np.empty(rounds), np.empty(rounds)
-    for i in range(rounds):
-        ta[i], tb[i] = a(), b()
-    return ta, tb
+from ._timing import best_of, env_stepper, interleaved, row  # noqa: E402
 
 
 def random_batch(n: int, k: int, seed: int = 0):

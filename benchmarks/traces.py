@@ -26,8 +26,7 @@ import numpy as np  # noqa: E402
 from baselines import make_controller  # noqa: E402
 from msenv.traces import PRESETS, measure, preset_bank  # noqa: E402
 
-from ._timing import best_of, row  # noqa: E402
-from .core import env_stepper, interleaved  # noqa: E402
+from ._timing import best_of, env_stepper, interleaved, row  # noqa: E402
 
 TRACES_ID, PAPER_ID = "msenv/MultiSpin-Traces-v0", "msenv/MultiSpin-v0"
 #: the rules whose decisions are timed (the SAA controllers are priced on the controllers page)

@@ -205,7 +205,7 @@ TRACES = "msenv/MultiSpin-Traces-v0"
 #: acceptance from traces (model §12): each preset's test requests, and a bank msenv ships replayed from its file
 TRACE_CELLS = [(name, TRACES, 10, 100, {"trace_source": name, "trace_split": "test"})
                for name in ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle", "eagle-mix-v1")]
-#: the published files themselves, when a user supplies them (msenv.traces.sources)
+#: the published files themselves, when a user supplies them (msenv.traces.published)
 TRACE_REAL_CELLS = [(f"{s}-{d}", TRACES, 10, 100, {"trace_source": f"published:{s}-{d}", "trace_split": "test"})
                     for s in ("gsm8k", "sharegpt", "cnn", "instructcoder") for d in ("eagle", "ngram")]
 #: the rivals of the trace suites: the plug-in greedy, the adaptive rules of the literature, the best fixed

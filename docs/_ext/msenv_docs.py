@@ -137,11 +137,8 @@ def history_section(env_id: str) -> str:
     added = ADDED_IN[env_id]
     assert msenv.__version__ in RELEASES, f"add {msenv.__version__} to RELEASES (and its changelog entry)"
     if added not in RELEASES:  # added since the last release (the changelog's unreleased section)
-        return ("## Version history
-
-An id's version changes whenever its behaviour changes "
-                f"([changelog](../changelog.md)); `{env_id}` is new since msenv {RELEASES[-1]} (unreleased).
-")
+        return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
+                f"([changelog](../changelog.md)); `{env_id}` is new since msenv {RELEASES[-1]} (unreleased).\n")
     rows = [[f"{added}", f"`{env_id}` added (`-v0`)"]]
     rows += [[r, "unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
                  "`tests/test_functional.py`)"] for r in RELEASES[RELEASES.index(added) + 1:]]

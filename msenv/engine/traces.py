@@ -54,9 +54,9 @@ class Bank(NamedTuple):
 
 def _bank(source: str, drafter: str, requests: int, seed: int, drop_limit: int | None):
     """The :class:`~msenv.traces.TraceBank` a single source names (module docstring of
-    :mod:`msenv.traces.sources` for the named ones)."""
+    :mod:`msenv.traces.published` for the named ones)."""
     from ..traces import PRESETS, SHIPPED, load_bank, preset_bank, published_source, shipped_path
-    from ..traces.sources import PUBLISHED_LIMIT
+    from ..traces.published import PUBLISHED_LIMIT
 
     if source in PRESETS:
         return preset_bank(source, requests=requests, seed=seed)

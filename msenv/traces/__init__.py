@@ -50,7 +50,7 @@ from .fit import fit
 from .model import ModelParams, generate_bank
 from .presets import PRESETS, Preset, preset_bank
 from .published import PUBLISHED
-from .sources import PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
+from .published import PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
 from .split import split_indices
 from .stats import bootstrap, measure
 
