@@ -12,6 +12,9 @@ from . import budget, cells, hetero, tables
 from .traces import EPISODES as TRACES_EPISODES
 from .traces import ROUNDS as TRACES_ROUNDS
 from .traces import SEED as TRACES_SEED
+
+#: the subcommands of model §12's experiments (experiments.traces)
+TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity")
 from .figures import FIGURES, run_figure
 
 
@@ -19,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m experiments``."""
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
-                                       "budget", "paired", "replot", "traces-tune", "traces-headroom"],
+                                       "budget", "paired", "replot", "traces-tune", "traces-headroom",
+                                       "traces-sensitivity"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
@@ -28,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "figures of an --out folder from the CSVs a run wrote there, playing nothing; "
                          "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
                          "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
-                         "draft length and the clairvoyant reference on each preset's validation requests)")
+                         "draft length and the clairvoyant reference on each preset's validation requests; "
+                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -76,7 +81,7 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     from evaluation.suites import seed_refusal
 
     seeds = range(args.seed, args.seed + args.drops)
-    if args.figure in ("traces-tune", "traces-headroom"):  # choices are made on validation seeds, never test ones
+    if args.figure in TRACE_COMMANDS:  # choices are made on validation seeds, never test ones
         from evaluation.suites import VALIDATION_SEEDS
 
         if seeds.start not in VALIDATION_SEEDS or seeds.stop - 1 not in VALIDATION_SEEDS:
@@ -226,15 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
                       "cells": cells.EPISODES, "budget": budget.EPISODES, "traces-tune": TRACES_EPISODES,
-                      "traces-headroom": TRACES_EPISODES}.get(
+                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4}.get(
             args.figure, 50)
     if args.rounds is None:
         args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS,
-                       "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS}.get(
+                       "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS,
+                       "traces-sensitivity": TRACES_ROUNDS}.get(
             args.figure, 10)
     if args.seed is None:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
-                     "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000}.get(
+                     "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000,
+                     "traces-sensitivity": TRACES_SEED + 20_000}.get(
             args.figure, 0)
     check_args(ap, args)
     connect_or_exit(ap, args.ray)
@@ -280,13 +287,15 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             ap.error(f"--out {args.out}: {e}")
         print("wrote " + ", ".join(map(str, written)))
         return 0
-    if args.figure in ("traces-tune", "traces-headroom"):
+    if args.figure in TRACE_COMMANDS:
         from . import traces
 
         kw = dict(episodes=args.drops, rounds=args.rounds, seed=args.seed, workers=args.workers,
                   progress=not args.no_progress)
         if args.figure == "traces-tune":
             traces.tune(args.out, **kw)
+        elif args.figure == "traces-sensitivity":
+            traces.sensitivity(args.out, **kw)
         else:
             from baselines.tuned import TRACE_TUNED
 

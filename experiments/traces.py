@@ -170,4 +170,94 @@ def headroom(out: str | Path, tuned: dict, presets=PRESETS, episodes: int = EPIS
     return rows
 
 
-__all__ = ["GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config", "sweep", "tune", "tuned_rivals"]
+#: the presets a trace agent is chosen on (the cells of the traces-v1 suite of the fitted model)
+AGENT_PRESETS = ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle")
+
+
+def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS, episodes: int = EPISODES,
+                 rounds: int = ROUNDS, seed: int = SEED + 30_000, workers: int = 2, progress: bool = False) -> str:
+    """The trained agent to commit, chosen on validation requests: every agent of ``agents`` (label →
+    directory) and the plug-in greedy on each preset's validation requests (validation seeds); the
+    agent with the best mean throughput relative to the greedy (paired per episode) over the presets.
+    Writes each agent's ratio per preset to ``out/traces_choice.csv``; returns the chosen label."""
+    from evaluation.entries import agent_loader
+
+    load = agent_loader()
+    rows, score = [], {label: [] for label in agents}
+    for preset in presets:
+        cfg = preset_config(preset, rounds)
+        entries = [Entry("greedy-saa", Rival("greedy-saa"))] + [Entry(lbl, load(path, lbl)) for lbl, path in agents.items()]
+        stats = evaluate(entries, cfg, episodes, seed, workers=workers, progress=progress)
+        thr = _throughputs(stats, [e.label for e in entries])
+        for label in agents:
+            ratio = thr[label] / thr["greedy-saa"]
+            score[label].append(float(ratio.mean()))
+            rows.append({"preset": preset, "agent": label, "ratio_vs_greedy": float(ratio.mean()),
+                         "ratio_ci95": ci95(ratio)})
+    best = max(score, key=lambda label: np.mean(score[label]))
+    for r in rows:
+        r["chosen"] = r["agent"] == best
+    write_csv(rows, Path(out) / "traces_choice.csv")
+    return best
+
+
+#: the statistics of the presets' table (key, label): the published figures beside a bank's
+PRESET_STATS = (("alpha_0", "α_0"), ("alpha_1", "α_1"), ("alpha_5", "α_5"), ("tokens@2", "tokens/round γ=2"),
+                ("tokens@4", "tokens/round γ=4"), ("tokens@8", "tokens/round γ=8"), ("p_nothing@4", "P(none) γ=4"),
+                ("after_full@4", "after full γ=4"), ("after_rejected@4", "after rejected γ=4"), ("lag1@2", "lag-1 γ=2"),
+                ("lag1@8", "lag-1 γ=8"), ("length_median", "length median"), ("alpha0_median", "request α_0 median"))
+
+
+def presets_table(out: str | Path, scale: int = 4, seed: int = 0) -> list[dict]:
+    """Each preset's bank (``scale`` × its source's requests, ``seed``) measured beside the
+    published figures it was fitted to, and the i.i.d. model's tokens per round at the published
+    α_0 beside the published ones (its misprediction); written to ``out/traces_presets.csv``."""
+    from msenv.traces import PRESETS, PUBLISHED, measure, preset_bank
+
+    rows = []
+    for name, preset in PRESETS.items():
+        figures = measure(preset_bank(name, requests=scale * preset.requests, seed=seed))
+        target = PUBLISHED[name]
+        for k, label in PRESET_STATS:
+            rows.append({"preset": name, "statistic": label, "published": target[k], "fitted_bank": figures[k]})
+        for g in (2, 4, 8):
+            rows.append({"preset": name, "statistic": f"i.i.d. tokens/round γ={g} over published",
+                         "published": target[f"iid_tokens@{g}"] / target[f"tokens@{g}"] - 1.0, "fitted_bank": float("nan")})
+    write_csv(rows, Path(out) / "traces_presets.csv")
+    return rows
+
+
+#: the sensitivity sweep: the drafting cost per token as a share of the cell's (T_dft,ref = 15.2 ms; the
+#: published drafters ran beside the target, where an n-gram lookup costs almost nothing) and the DL budget
+DRAFT_SHARES = (0.01, 0.25, 0.5, 1.0)
+DL_BUDGETS_DBM = (10.0, 20.0, 30.0, 40.0)
+SENSITIVITY_PRESETS = ("cnn-ngram", "gsm8k-eagle")
+
+
+def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4, rounds: int = ROUNDS,
+                seed: int = SEED + 20_000, workers: int = 2, progress: bool = False) -> list[dict]:
+    """The headroom under other costs: for each preset, the drafting cost per token at each share
+    of the cell's (:data:`DRAFT_SHARES`) and the DL budget at each of :data:`DL_BUDGETS_DBM` (one
+    changed at a time), the best fixed draft length (swept), the model-based rules and the
+    clairvoyant reference on the validation requests; written to ``out/traces_sensitivity.csv``."""
+    rows = []
+    base_t = env_config(TRACES_ID).t_draft_ref_s
+    points = [("draft cost share", x, {"t_draft_ref_s": base_t * x}) for x in DRAFT_SHARES]
+    points += [("P_dl dBm", x, {"p_dl_dbm": x}) for x in DL_BUDGETS_DBM]
+    for preset in presets:
+        for what, value, over in points:
+            cfg = preset_config(preset, rounds, **over)
+            rivals = fixed_rivals(8) + [Rival("km-greedy"), Rival("trace-filter-saa"), Rival("clairvoyant")]
+            thr = sweep(cfg, rivals, episodes, seed, workers, progress)
+            fixed = max((r for r in rivals[:9]), key=lambda r: thr[r.label].mean())
+            ref = thr[fixed.label]
+            for r in [fixed, *rivals[9:]]:
+                rows.append({"preset": preset, "varied": what, "value": value, "controller": r.label,
+                             "best_fixed": fixed.label, "ratio_vs_best_fixed": float((thr[r.label] / ref).mean()),
+                             "ratio_ci95": ci95(thr[r.label] / ref), "throughput": float(thr[r.label].mean())})
+    write_csv(rows, Path(out) / "traces_sensitivity.csv")
+    return rows
+
+
+__all__ = ["DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
+           "choose_agent", "presets_table", "sensitivity", "sweep", "tune", "tuned_rivals"]
