@@ -99,9 +99,9 @@ def test_action_prior_sets_initial_policy():
         dist = model.policy.get_distribution(model.policy.obs_to_tensor(venv.normalize_obs(obs[None]))[0])
     probs = torch.stack([d.probs for d in dist.distribution]).numpy()[:, 0]  # [K, γ_max+1]
     ratio = probs[:, 1:] / probs[:, :-1]
-    from agents.ppo import DEFAULT_ACTION_PRIOR
+    from agents.defaults import MAIN_JOB
 
-    np.testing.assert_allclose(ratio, np.exp(-DEFAULT_ACTION_PRIOR), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
+    np.testing.assert_allclose(ratio, np.exp(-MAIN_JOB["action_prior"]), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
 
 
 @pytest.mark.parametrize("kind", ["batched", "dummy"])
@@ -233,7 +233,7 @@ def test_the_cells_id_trains_on_its_own_cells_unless_told_otherwise(tmp_path, mo
     args, cfg = train.parse([*cells, "--episode-length", "7", "--policy", "set", "--reward", "goodput"])
     assert (cfg.k_range, cfg.episode_length, args.policy, args.reward) == ((5, 200), 7, "set", "goodput")
     args, _ = train.parse([*cells, "--policy-kwargs", '{"hidden": 32, "pooling": "meanmax"}'])
-    kw = train.ppo_overrides(args)["policy_kwargs"]
+    kw = args.ppo_kwargs()["policy_kwargs"]
     assert (kw["hidden"], kw["pooling"]) == (32, "meanmax")
     for argv, msg in (([*cells, "--frame-stack", "2"], "--reward counterfactual needs --frame-stack 1"),
                       ([*cells, "--policy-kwargs", '{"hidden": 0}'], "hidden=0 is invalid"),
