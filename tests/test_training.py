@@ -131,6 +131,9 @@ def test_new_defaults_for_an_id_are_a_few_values_in_its_row(monkeypatch):
     assert "msenv/MultiSpin-DeepSeek-v0:\n  learning_rate" not in text  # DeepSeek keeps the main job's, in full
     monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"policy": "set"})
     assert TrainingConfig().policy == "set" and "msenv/MultiSpin-v0 (policy 'set')" in " ".join(zoo_yaml().split())
+    monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"learnig_rate": 1e-4})  # a slip is said, not dropped
+    with pytest.raises(TypeError, match="unexpected key 'learnig_rate'"):
+        TrainingConfig()
 
 
 def test_the_committed_yaml_is_the_tables_text_and_says_its_numbers():

@@ -76,6 +76,7 @@ def entry(env_id: str) -> dict[str, Any]:
 
 
 def _lines(items: dict[str, Any], indent: str = "  ") -> list[str]:
+    """An entry's YAML lines (a list value: rl-zoo3's callbacks, each a class path with keywords)."""
     out = []
     for k, v in items.items():
         if isinstance(v, list):

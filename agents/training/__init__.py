@@ -3,6 +3,7 @@ library behind ``train.py``:
 
 - :mod:`~agents.training.config`: :class:`TrainingConfig`, a run's validated settings (their
   defaults: :mod:`agents.defaults`, the one table);
+- :mod:`~agents.training.errors`: a bad setting's ``ValueError``, worded for Python or the command line;
 - :mod:`~agents.training.options`: the command line's options, mapped to those fields;
 - :mod:`~agents.training.resume`: the run's folder, and a stopped run's settings to continue it;
 - :mod:`~agents.training.phases` and :mod:`~agents.training.compare`: the phases — baselines,
@@ -10,9 +11,8 @@ library behind ``train.py``:
 """
 
 from .config import TrainingConfig
+from .errors import SettingError, SettingTypeError
 from .resume import resumed
 from .runner import EXIT_IO_ERROR, run
-from .settings import SettingError, SettingTypeError
-
 
 __all__ = ["EXIT_IO_ERROR", "SettingError", "SettingTypeError", "TrainingConfig", "resumed", "run"]

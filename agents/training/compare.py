@@ -51,6 +51,7 @@ def interval(row: dict[str, Any], column: str) -> tuple[float, float, float]:
 
 
 def _cells(row: dict[str, Any]) -> list[str]:
+    """A row's cells under :data:`HEADERS`."""
     out = [row["controller"]]
     for _, metric, column in THROUGHPUTS:
         m, lo, hi = interval(row, column)

@@ -1,6 +1,6 @@
 """The settings of a training run (``train.py``, or :func:`agents.training.run` from Python): one
 frozen, validated dataclass, :class:`TrainingConfig`. Each field's meaning is its ``#:`` comment;
-a bad value raises :class:`~agents.training.settings.SettingError` (a ``ValueError`` naming the
+a bad value raises :class:`~agents.training.errors.SettingError` (a ``ValueError`` naming the
 field, the value and what is allowed), an unknown keyword Python's ``TypeError``."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from msenv.config import CellConfig, SystemConfig
 from ..defaults import QUICK, default_baselines, gae_lambda_for, id_config, id_settings, ppo_kwargs
 from ..envs import REWARDS, VEC_KINDS
 from ..ppo import POLICIES, check_policy_kwargs
-from .settings import SettingError, SettingTypeError, invalid
+from .errors import SettingError, SettingTypeError, invalid
 
 #: the env id a run trains on unless told
 DEFAULT_ENV_ID = "msenv/MultiSpin-v0"
@@ -46,13 +46,13 @@ class TrainingConfig:
     once built, every field holds its value (``env_config`` the env's config)."""
 
     # ------------------------------------------------------------------ the scenario
-    #: the registered id trained on (``msenv.ENV_IDS`` or ``msenv.CELL_IDS``): its env config, and
+    #: the registered id trained on (``msenv.ENV_IDS`` or ``msenv.CELL_IDS``) — its env config, and
     #: its row of the defaults table
     env_id: str = DEFAULT_ENV_ID
-    #: env config fields set on top of the id's config (any field, e.g. ``{"p_dl_dbm": 20}``); a
+    #: env config fields set on top of the id's config (any field, e.g. ``{"p_dl_dbm": 20}``) — a
     #: group of fields the id trains on (its row's ``config``) that these touch is left to them
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    #: the env config trained on; None: the id's, with its training fields and ``overrides`` (a
+    #: the env config trained on; None gives the id's, with its training fields and ``overrides`` (a
     #: resumed run passes the saved one, and ``overrides`` is then only a record)
     env_config: SystemConfig | CellConfig | None = None
     # ------------------------------------------------------------------ training
@@ -60,10 +60,10 @@ class TrainingConfig:
     timesteps: int | None = None
     #: parallel training environments
     n_envs: int | None = None
-    #: how they run: "batched" (msenv's native batched env in-process, fastest), "subproc" (SB3's
+    #: how they run — "batched" (msenv's native batched env in-process, fastest), "subproc" (SB3's
     #: SubprocVecEnv, spawn) or "dummy" (SB3's DummyVecEnv)
     vec_env: str = "batched"
-    #: the training seed: PPO's, and the root of its environments' seeds (independent SeedSequence children)
+    #: the training seed — PPO's, and the root of its environments' seeds (independent SeedSequence children)
     seed: int = 0
     #: "mlp" (an MLP over the flat observation), "set" (one network shared by every device with a
     #: pooled cell summary, agents/setpolicy.py) or "budget" (the same network deciding a drafting-time
@@ -72,13 +72,13 @@ class TrainingConfig:
     #: the policy's keyword arguments on top of ``net_arch`` (SB3's ``policy_kwargs``), e.g.
     #: ``{"hidden": 32}`` or ``{"pooling": "meanmax"}`` for the set and budget policies; None: none
     policy_kwargs: Mapping[str, Any] | None = None
-    #: what PPO maximises: "goodput" (the env's per-round N/T), "throughput" (N − λT per round, λ the
+    #: what PPO maximises — "goodput" (the env's per-round N/T), "throughput" (N − λT per round, λ the
     #: greedy's throughput on the held-out episodes), "per-device" (N/T over the cell's K) or
     #: "counterfactual" (the gain over the policy's own deterministic action on the same draws)
     reward: str | None = None
-    #: λ of the initial logits −λ·γ (0: a uniform start)
+    #: λ of the initial logits −λ·γ (0 gives a uniform start)
     action_prior: float | None = None
-    #: the policy sees the last this many observations (SB3's VecFrameStack; 1: none)
+    #: the policy sees the last this many observations (SB3's VecFrameStack; 1 for none)
     frame_stack: int = 1
     #: PPO's learning rate
     learning_rate: float | None = None
@@ -88,9 +88,9 @@ class TrainingConfig:
     batch_size: int | None = None
     #: PPO's epochs over each rollout
     n_epochs: int | None = None
-    #: PPO's discount (0: the contextual bandit)
+    #: PPO's discount (0 for the contextual bandit)
     gamma: float | None = None
-    #: GAE's λ; None: 0 when ``gamma`` is 0, else 0.95
+    #: GAE's λ; None gives 0 when ``gamma`` is 0, else 0.95
     gae_lambda: float | None = None
     #: PPO's clipping range
     clip_range: float | None = None
@@ -102,13 +102,14 @@ class TrainingConfig:
     max_grad_norm: float | None = None
     #: the MLP policy's hidden layers (actor and critic alike)
     net_arch: tuple[int, ...] | None = None
-    #: start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. "greedy-saa"; None: from scratch
+    #: start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. "greedy-saa";
+    #: None starts from scratch
     bc_init: str | None = None
     #: episodes the ``bc_init`` controller plays
     bc_episodes: int = 300
     #: behaviour-cloning epochs (the best held-out one kept)
     bc_epochs: int = 40
-    #: torch's CPU threads (1: fastest for these small networks)
+    #: torch's CPU threads (1 is fastest for these small networks)
     torch_threads: int = 1
     # ------------------------------------------------------------------ evaluation
     #: held-out episodes of the final comparison
@@ -123,7 +124,7 @@ class TrainingConfig:
     #: processes for the baselines' episodes and the behaviour-cloning demonstrations
     workers: int = 2
     # ------------------------------------------------------------------ output and run safety
-    #: the output folder; None: ``runs/ppo-<id without "msenv/">[-quick]``
+    #: the output folder; None gives ``runs/ppo-<id without "msenv/">[-quick]``
     log_dir: str | None = None
     #: SB3's CheckpointCallback period, environment steps
     checkpoint_freq: int | None = None
@@ -133,17 +134,21 @@ class TrainingConfig:
     checkpoint_steps: int = 100_000
     #: progress bars
     progress: bool = True
-    #: a smoke run: :data:`agents.defaults.QUICK`'s settings wherever not given
+    #: a smoke run, with :data:`agents.defaults.QUICK`'s settings wherever not given
     quick: bool = False
     #: continue the run saved in ``log_dir``/resume (build with :func:`agents.training.resume.resumed`)
     resume: bool = False
 
     def __post_init__(self) -> None:
+        """Fill the fields left None (the table), then check every setting, the env config's first."""
         if self.env_id not in ENV_IDS and self.env_id not in CELL_IDS:
             raise invalid("env_id", self.env_id, f"a registered id: {', '.join([*ENV_IDS, *CELL_IDS])}")
         table = {**id_settings(self.env_id), **(QUICK if self.quick else {})}
         for name, value in table.items():
-            if hasattr(self, name) and getattr(self, name) is None:
+            if name not in FIELDS and name not in QUICK:  # a slip in agents/defaults.py, said rather than dropped
+                raise TypeError(f"agents.defaults' settings of {self.env_id} have an unexpected key {name!r}; "
+                                f"allowed: the fields of TrainingConfig")
+            if name in FIELDS and getattr(self, name) is None:
                 self._set(name, value)
         if self.gae_lambda is None and isinstance(self.gamma, (int, float)):
             self._set("gae_lambda", table.get("gae_lambda", gae_lambda_for(self.gamma)))
@@ -167,6 +172,7 @@ class TrainingConfig:
             self._set("log_dir", default_log_dir(self.env_id, self.quick))
 
     def _set(self, name: str, value: Any) -> None:
+        """Set a field of the frozen dataclass while it is being built."""
         object.__setattr__(self, name, value)
 
     def _check_values(self) -> None:
@@ -251,6 +257,10 @@ class TrainingConfig:
         return out
 
 
+#: the names of TrainingConfig's fields
+FIELDS = frozenset(f.name for f in dataclasses.fields(TrainingConfig))
+
+
 def _frozen(v: Any) -> Any:
     """A JSON value with its lists as tuples (a setting read back from its record equals itself)."""
     return tuple(_frozen(x) for x in v) if isinstance(v, (list, tuple)) else v
@@ -262,15 +272,18 @@ def _listed(v: Any) -> Any:
 
 
 def _is_int(v: Any) -> bool:
+    """An integer, not a bool."""
     return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _integer(name: str, v: Any, lo: float, hi: float, allowed: str) -> None:
+    """Refuse ``v`` unless an integer in [lo, hi]."""
     if not (_is_int(v) and lo <= v <= hi):
         raise invalid(name, v, allowed)
 
 
 def _real(name: str, v: Any, lo: float, lo_open: bool, hi: float) -> None:
+    """Refuse ``v`` unless a number from ``lo`` (``lo_open``: excluded) to ``hi``, finite when ``hi`` is not."""
     ok = isinstance(v, (int, float)) and not isinstance(v, bool) and (v > lo if lo_open else v >= lo) and v <= hi
     if hi < math.inf:
         if not ok:

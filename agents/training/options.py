@@ -29,7 +29,7 @@ from ..envs import REWARDS, VEC_KINDS
 from ..ppo import POLICIES
 from .config import DEFAULT_ENV_ID, TrainingConfig
 from .resume import RESUME_MUTABLE, check_log_dir, resumed
-from .settings import NO_VALUE, SettingMessage
+from .errors import NO_VALUE, SettingMessage
 
 #: scenario option (argparse destination) → the config field it sets
 SCENARIO = {"num_devices": "num_devices", "p_ul_dbm": "p_ul_dbm", "p_dl_dbm": "p_dl_dbm", "mode_policy": "mode_policy",

@@ -133,6 +133,7 @@ def train(config: TrainingConfig, run: Run, base: Baselines) -> Trained:
     base_dump = [r.__dict__ for r in base.results]
 
     def checkpoint() -> Path:
+        """Write the resumable checkpoint: model, statistics, settings, baselines, metrics."""
         return save_resumable(run.resume_dir, model, venv, {"args": config.to_dict(), "config": cfg.to_dict(),
                                                              "baselines": base_dump, "metrics": metrics.history})
 

@@ -14,7 +14,7 @@ from msenv.config import parse_overrides
 from ..checkpoint import read_state
 from ..controller import load_config
 from .config import TrainingConfig
-from .settings import SettingError
+from .errors import SettingError
 
 #: the settings a resumed run may change; everything else comes from the checkpoint
 RESUME_MUTABLE = ("timesteps", "workers", "checkpoint_minutes", "checkpoint_steps", "progress")

@@ -28,6 +28,7 @@ class SettingMessage(Exception):
     Python's words (:func:`python_names`), :meth:`spelled` in another's (the command line's)."""
 
     def __init__(self, render: Render) -> None:
+        """``render``: the message as a function of the namer."""
         self.render = render
         super().__init__(render(python_names))
 
