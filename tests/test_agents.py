@@ -262,16 +262,17 @@ def test_cli_help_documents_options():
         assert opt in text
 
 
-def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path):
+@pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])  # the MLP, the device-set policy
+def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id):
     pytest.importorskip("rl_zoo3")
     r = _run([
-        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", "msenv/MultiSpin-v0",
+        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", env_id,
         "--gym-packages", "msenv", "--conf-file", "agents/hyperparams/ppo.yml",
         "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
         "--seed", "0", "--log-interval", "-1",
     ])
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
-    saved = list(tmp_path.rglob("msenv-MultiSpin-v0.zip"))
+    saved = list(tmp_path.rglob(f"{env_id.replace('/', '-')}.zip"))
     assert saved, list(tmp_path.rglob("*"))
     assert list(tmp_path.rglob("vecnormalize.pkl"))
 

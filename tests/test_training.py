@@ -129,8 +129,16 @@ def test_new_defaults_for_an_id_are_a_few_values_in_its_row(monkeypatch):
     main = text[text.index("msenv/MultiSpin-v0:"):text.index("msenv/MultiSpin-DeepSeek-v0:")]
     assert "learning_rate: !!float 0.0001" in main and "n_timesteps: 2000000" in main
     assert "msenv/MultiSpin-DeepSeek-v0:\n  learning_rate" not in text  # DeepSeek keeps the main job's, in full
-    monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"policy": "set"})
-    assert TrainingConfig().policy == "set" and "msenv/MultiSpin-v0 (policy 'set')" in " ".join(zoo_yaml().split())
+    monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"policy": "set", "n_epochs": 4})
+    assert TrainingConfig().policy == "set"
+    text = zoo_yaml()
+    main = text[text.index("msenv/MultiSpin-v0:"):text.index("msenv/MultiSpin-DeepSeek-v0:")]
+    assert "policy: 'agents.setpolicy.DeviceSetPolicy'" in main and "n_epochs: 4" in main
+    deepseek = text[text.index("msenv/MultiSpin-DeepSeek-v0:"):]
+    assert deepseek.split("\n")[1] == "  n_envs: 16" and "policy: 'MlpPolicy'" in deepseek  # the MLP, in full
+    monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"policy": "budget"})
+    comments = " ".join(line[2:] for line in zoo_yaml().splitlines() if line.startswith("# "))
+    assert "msenv/MultiSpin-v0 (policy 'budget')" in comments
     monkeypatch.setitem(PER_ID, "msenv/MultiSpin-v0", {"learnig_rate": 1e-4})  # a slip is said, not dropped
     with pytest.raises(TypeError, match="unexpected key 'learnig_rate'"):
         TrainingConfig()
@@ -153,7 +161,13 @@ def test_the_committed_yaml_is_the_tables_text_and_says_its_numbers():
         assert (hp["n_envs"], hp["n_timesteps"]) == (c.n_envs, c.timesteps)
         for key in defaults.PPO_KEYS:
             assert hp[key] == kw[key], (env_id, key)
-        assert hp["policy_kwargs"] == "dict(net_arch=dict(pi=[128, 128], vf=[128, 128]))"
+        if c.policy == "mlp":
+            assert hp["policy"] == "MlpPolicy" and hp["normalize"].startswith("dict(norm_obs=True")
+            assert hp["policy_kwargs"] == "dict(net_arch=dict(pi=[128, 128], vf=[128, 128]))"
+        else:  # the device-set policy on raw observations, with the env's layout
+            assert hp["policy"] == "agents.setpolicy.DeviceSetPolicy" and hp["normalize"].startswith("dict(norm_obs=False")
+            lay = layout_of(c.env_config)
+            assert hp["policy_kwargs"] == f"dict(n_devices={lay.slots}, n_globals={lay.n_globals}, masked={lay.masked})"
         assert hp["callback"] == [{"agents.callbacks.ActionPriorCallback": {"decay": c.action_prior}}]
 
 

@@ -6,9 +6,10 @@ file, ``python -m agents.hyperparams --check`` says whether the committed one is
         --conf-file agents/hyperparams/ppo.yml
 
 The file lists every registered single-cell id whose defaults rl-zoo3 can express: SB3's
-``MlpPolicy`` (the same network as msenv's batched ``MultiSpinPolicy``) on the env's own reward,
-with the action prior as a callback; an id whose row needs more (another policy class, a reward
-wrapper, training config fields) is named in a comment instead."""
+``MlpPolicy`` (the same network as msenv's batched ``MultiSpinPolicy``) or the device-set policy
+(``agents.setpolicy.DeviceSetPolicy`` with the id's layout, on raw observations) on the env's own
+reward, with the action prior as a callback; an id whose row needs more (the budget policy, a
+reward wrapper, training config fields) is named in a comment instead."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from msenv import ENV_IDS
+from msenv import ENV_IDS, env_config
 
 from ..defaults import PER_ID, id_settings, ppo_kwargs
+from ..setpolicy import set_layout
 
+#: train.py's policy → the class rl-zoo3 builds (an SB3 name or a class path)
+POLICY_CLASSES = {"mlp": "MlpPolicy", "set": "agents.setpolicy.DeviceSetPolicy"}
 #: the generated file
 PATH = Path(__file__).resolve().parent / "ppo.yml"
 #: its first lines
@@ -52,7 +56,7 @@ def _py(v: Any) -> str:
 def expressible(env_id: str) -> str | None:
     """None if rl-zoo3 can train ``env_id`` with its defaults; else why not."""
     s, row = id_settings(env_id), PER_ID.get(env_id, {})
-    if s["policy"] != "mlp":
+    if s["policy"] not in POLICY_CLASSES:
         return f"policy {s['policy']!r}"
     if s["reward"] != "goodput":
         return f"reward {s['reward']!r}"
@@ -62,13 +66,17 @@ def expressible(env_id: str) -> str | None:
 
 
 def entry(env_id: str) -> dict[str, Any]:
-    """``env_id``'s hyperparameters, as rl-zoo3 names them."""
+    """``env_id``'s hyperparameters, as rl-zoo3 names them: the set policy reads the raw
+    observation (no per-entry statistics) and takes the id's layout instead of ``net_arch``."""
     s = id_settings(env_id)
     ppo = ppo_kwargs(s)
-    return {"n_envs": s["n_envs"], "n_timesteps": s["timesteps"], "policy": "MlpPolicy",
+    mlp = s["policy"] == "mlp"
+    policy_kwargs = ppo["policy_kwargs"] if mlp else {
+        **set_layout(env_config(env_id)), **{k: v for k, v in ppo["policy_kwargs"].items() if k != "net_arch"}}
+    return {"n_envs": s["n_envs"], "n_timesteps": s["timesteps"], "policy": POLICY_CLASSES[s["policy"]],
             **{k: v for k, v in ppo.items() if k != "policy_kwargs"},
-            "normalize": f"dict(norm_obs=True, norm_reward=True, gamma={ppo['gamma']!r})",
-            "policy_kwargs": _py(ppo["policy_kwargs"]),
+            "normalize": f"dict(norm_obs={mlp}, norm_reward=True, gamma={ppo['gamma']!r})",
+            "policy_kwargs": _py(policy_kwargs),
             "env_wrapper": "msenv.envs.env.RoundMetrics",
             # Monitor sits inside env_wrapper in SB3's make_vec_env: only core info keys can be listed here
             "monitor_kwargs": "dict(info_keywords=('episode_throughput',))",
@@ -110,4 +118,4 @@ def write(path: str | Path = PATH) -> Path:
     return Path(path)
 
 
-__all__ = ["HEADER", "PATH", "entry", "expressible", "write", "zoo_yaml"]
+__all__ = ["HEADER", "PATH", "POLICY_CLASSES", "entry", "expressible", "write", "zoo_yaml"]
