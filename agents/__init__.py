@@ -5,12 +5,18 @@ from .controller import AgentFactory, NumpyPolicy, PPOController, load_agent, sa
 
 
 def __getattr__(name: str):
-    # make_ppo / DEFAULT_PPO import stable-baselines3 and torch: only when asked for (PEP 562)
-    if name in ("make_ppo", "DEFAULT_PPO"):
-        from . import ppo
+    """``make_ppo`` imports stable-baselines3 and torch: only when asked for (PEP 562);
+    ``DEFAULT_PPO`` (msenv 0.6) is ``agents.defaults.ppo_kwargs()``, with a DeprecationWarning."""
+    if name == "make_ppo":
+        from .ppo import make_ppo
 
-        return getattr(ppo, name)
+        return make_ppo
+    if name == "DEFAULT_PPO":
+        from .defaults import deprecated, ppo_kwargs
+
+        deprecated("agents.DEFAULT_PPO", "agents.defaults.ppo_kwargs() (the main job's PPO keyword arguments)")
+        return ppo_kwargs()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["AgentFactory", "DEFAULT_PPO", "NumpyPolicy", "PPOController", "load_agent", "make_ppo", "save_agent"]
+__all__ = ["AgentFactory", "NumpyPolicy", "PPOController", "load_agent", "make_ppo", "save_agent"]

@@ -18,7 +18,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 
 from msenv.envs.env import SUMMARY_KEYS
 
-from .ppo import DEFAULT_ACTION_PRIOR, set_action_prior
+from .defaults import MAIN_JOB
+from .ppo import set_action_prior
 
 METRIC_NAMES = ("goodput", "throughput", "t_com_ms") + SUMMARY_KEYS
 
@@ -75,7 +76,7 @@ class ActionPriorCallback(BaseCallback):
     """Set the action prior (logits −decay·γ) when training starts — for rl-zoo3 configs,
     where the model is built by the zoo (``callback:`` key of the hyperparameter YAML)."""
 
-    def __init__(self, decay: float = DEFAULT_ACTION_PRIOR, verbose: int = 0) -> None:
+    def __init__(self, decay: float = MAIN_JOB["action_prior"], verbose: int = 0) -> None:
         super().__init__(verbose)
         self.decay = decay
 

@@ -1,6 +1,7 @@
 """PPO factory for the MultiDiscrete draft-length action (one categorical per device).
 
-Defaults (chosen by measurement: the docs' "Learning" results page): the default scenario is a
+Its defaults are the main job's (:data:`agents.defaults.MAIN_JOB`, the one table of training
+defaults: chosen by measurement, the docs' "Learning" results page): the default scenario is a
 contextual bandit — rounds are independent given the observed context and actions do not
 change the next context — so the discount is 0 (no bootstrapping noise; the advantage is
 reward − V(obs)). Other values follow SB3 defaults unless measured better.
@@ -13,23 +14,24 @@ from typing import Any
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import VecEnv
 
+from .defaults import MAIN_JOB, deprecated, ppo_kwargs
 from .distributions import MultiSpinPolicy
 
-DEFAULT_ACTION_PRIOR = 0.3
+#: the names this module had until msenv 0.6 → (their value now, the new name)
+OLD_NAMES = {
+    "DEFAULT_PPO": (ppo_kwargs, "agents.defaults.ppo_kwargs() (the main job's PPO keyword arguments)"),
+    "DEFAULT_ACTION_PRIOR": (lambda: MAIN_JOB["action_prior"], "agents.defaults.MAIN_JOB['action_prior']"),
+}
 
-DEFAULT_PPO: dict[str, Any] = dict(
-    learning_rate=3e-4,
-    n_steps=64,
-    batch_size=256,
-    n_epochs=10,
-    gamma=0.0,
-    gae_lambda=0.0,
-    clip_range=0.2,
-    ent_coef=0.0,
-    vf_coef=0.5,
-    max_grad_norm=0.5,
-    policy_kwargs=dict(net_arch=dict(pi=[128, 128], vf=[128, 128])),
-)
+
+def __getattr__(name: str):
+    """``DEFAULT_PPO`` and ``DEFAULT_ACTION_PRIOR`` of msenv 0.6, read from the one table
+    (:mod:`agents.defaults`) with a DeprecationWarning naming their new path."""
+    if name in OLD_NAMES:
+        value, new = OLD_NAMES[name]
+        deprecated(f"agents.ppo.{name}", new)
+        return value()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: the policies ``make_ppo`` builds: an MLP over the flat observation, the devices as a
@@ -40,9 +42,10 @@ POLICIES = ("mlp", "set", "budget")
 
 def make_ppo(
     venv: VecEnv, seed: int = 0, tensorboard_log: str | None = None, verbose: int = 0,
-    action_prior: float = DEFAULT_ACTION_PRIOR, policy: str = "mlp", **overrides: Any,
+    action_prior: float | None = None, policy: str = "mlp", **overrides: Any,
 ) -> PPO:
-    """PPO on ``venv`` with :data:`DEFAULT_PPO` updated by ``overrides``; ``policy="mlp"``:
+    """PPO on ``venv`` with the main job's settings (:func:`agents.defaults.ppo_kwargs`) updated by
+    ``overrides``; ``policy="mlp"``:
     :class:`~agents.distributions.MultiSpinPolicy` (SB3's MlpPolicy with a batched MultiDiscrete
     distribution), ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy` (one network shared by
     every device, a pooled cell summary; ``policy_kwargs`` may set its ``hidden`` width),
@@ -53,11 +56,12 @@ def make_ppo(
     the untrained policy prefers short drafts: P(γ) ∝ e^(−λγ). With a uniform start, some device
     almost always drafts ≈ γ_max and, since a round waits for the slowest drafter
     (max_k γ_k T_k), shortening any single device changes nothing — PPO then drifts to long
-    drafts. λ = 0 keeps SB3's uniform start.
+    drafts. λ = 0 keeps SB3's uniform start; None: the main job's (``MAIN_JOB["action_prior"]``).
     """
     if policy not in POLICIES:
         raise ValueError(f"policy={policy!r} is invalid; allowed: {', '.join(POLICIES)}")
-    params = {**DEFAULT_PPO, **overrides}
+    params = {**ppo_kwargs(), **overrides}
+    action_prior = MAIN_JOB["action_prior"] if action_prior is None else action_prior
     cls = MultiSpinPolicy
     if policy in ("set", "budget"):
         from .budget import BudgetSetPolicy

@@ -99,9 +99,9 @@ def test_action_prior_sets_initial_policy():
         dist = model.policy.get_distribution(model.policy.obs_to_tensor(venv.normalize_obs(obs[None]))[0])
     probs = torch.stack([d.probs for d in dist.distribution]).numpy()[:, 0]  # [K, γ_max+1]
     ratio = probs[:, 1:] / probs[:, :-1]
-    from agents.ppo import DEFAULT_ACTION_PRIOR
+    from agents.defaults import MAIN_JOB
 
-    np.testing.assert_allclose(ratio, np.exp(-DEFAULT_ACTION_PRIOR), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
+    np.testing.assert_allclose(ratio, np.exp(-MAIN_JOB["action_prior"]), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
 
 
 @pytest.mark.parametrize("kind", ["batched", "dummy"])
@@ -233,7 +233,7 @@ def test_the_cells_id_trains_on_its_own_cells_unless_told_otherwise(tmp_path, mo
     args, cfg = train.parse([*cells, "--episode-length", "7", "--policy", "set", "--reward", "goodput"])
     assert (cfg.k_range, cfg.episode_length, args.policy, args.reward) == ((5, 200), 7, "set", "goodput")
     args, _ = train.parse([*cells, "--policy-kwargs", '{"hidden": 32, "pooling": "meanmax"}'])
-    kw = train.ppo_overrides(args)["policy_kwargs"]
+    kw = args.ppo_kwargs()["policy_kwargs"]
     assert (kw["hidden"], kw["pooling"]) == (32, "meanmax")
     for argv, msg in (([*cells, "--frame-stack", "2"], "--reward counterfactual needs --frame-stack 1"),
                       ([*cells, "--policy-kwargs", '{"hidden": 0}'], "hidden=0 is invalid"),
@@ -262,16 +262,17 @@ def test_cli_help_documents_options():
         assert opt in text
 
 
-def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path):
+@pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])  # the MLP, the device-set policy
+def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id):
     pytest.importorskip("rl_zoo3")
     r = _run([
-        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", "msenv/MultiSpin-v0",
+        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", env_id,
         "--gym-packages", "msenv", "--conf-file", "agents/hyperparams/ppo.yml",
         "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
         "--seed", "0", "--log-interval", "-1",
     ])
     assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
-    saved = list(tmp_path.rglob("msenv-MultiSpin-v0.zip"))
+    saved = list(tmp_path.rglob(f"{env_id.replace('/', '-')}.zip"))
     assert saved, list(tmp_path.rglob("*"))
     assert list(tmp_path.rglob("vecnormalize.pkl"))
 

@@ -158,6 +158,7 @@ CLI_MODULES = {
     "benchmarks.vector": "benchmarks.vector", "benchmarks.threads": "benchmarks.threads",
     "experiments.ppo_settings": "experiments.ppo_settings",
     "evaluation.benchmark": "evaluation.benchmark", "agents.convert": "agents.convert",
+    "agents.hyperparams": "agents.hyperparams.__main__",
     "evaluation.leaderboard": "evaluation.leaderboard", "benchmarks.shells": "benchmarks.shells",
     # the changelog's history names the paths of its releases (kept, deprecated, until msenv 0.7)
     "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",

@@ -447,7 +447,7 @@ def test_train_baselines_refused_before_any_work_and_defaults(capsys, tmp_path):
             train.parse(["--baselines", *names, "--log-dir", str(tmp_path / "run")])
         assert exc.value.code == 2 and message in capsys.readouterr().err
     args, _ = train.parse(["--baselines", "greedy-saa", "local-search", "--log-dir", str(tmp_path / "run")])
-    assert args.baselines == ["greedy-saa", "local-search"]
+    assert args.baselines == ("greedy-saa", "local-search")
     dyn = dict(channel_dynamics="gauss_markov", alpha_dynamics="markov", alpha_observed=False)
     assert train.default_baselines("msenv/MultiSpin-v0", env_config("msenv/MultiSpin-v0")) == train.BASELINES
     assert train.default_baselines("msenv/MultiSpin-Dynamic-v0", env_config("msenv/MultiSpin-Dynamic-v0")) == (
