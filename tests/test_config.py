@@ -53,6 +53,13 @@ BAD = {
     "markov_delta": [-0.1, 1.01],
     "alpha_belief": ["kalman", None],
     "alpha_grid_size": [3, 8.0, 5000],
+    "trace_source": ["", 3],
+    "trace_drafter": ["medusa"],
+    "trace_split": ["holdout"],
+    "trace_history": [0, 65, 2.0],
+    "trace_requests": [2, 10**7],
+    "trace_seed": [-1, 1.5],
+    "trace_drop_limit": [1, 3.0],
 }
 
 
@@ -141,7 +148,8 @@ def test_the_config_is_a_few_groups_and_every_field_keeps_its_flat_name():
 
 def test_saved_configs_of_0_5_load_and_save_in_their_format():
     """The committed agents' configs (saved by 0.5 as one flat dict of 44 fields) load, and
-    ``to_dict`` writes the same keys back; a config pickled by 0.5 (a flat ``__dict__``) unpickles."""
+    ``to_dict`` writes their keys back, with the fields added since at their defaults; a config
+    pickled by 0.5 (a flat ``__dict__``) unpickles."""
     import json
     from pathlib import Path
 
@@ -151,7 +159,8 @@ def test_saved_configs_of_0_5_load_and_save_in_their_format():
     assert flat, "no 0.5 config among the committed agents"
     for data in flat:
         cfg = SystemConfig.from_dict(data)
-        assert set(cfg.to_dict()) == set(data) == set(FIELD_ORDER)
+        assert set(data) <= set(cfg.to_dict()) == set(FIELD_ORDER)
+        assert all(cfg.to_dict()[k] == getattr(SystemConfig(), k) for k in set(FIELD_ORDER) - set(data))
         assert all(cfg.to_dict()[k] == (tuple(v) if isinstance(v, list) else v) for k, v in data.items())
     old = object.__new__(SystemConfig)
     old.__setstate__(dict(SystemConfig(p_dl_dbm=12.0).to_dict()))  # what unpickling a 0.5 config does

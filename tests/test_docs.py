@@ -160,6 +160,8 @@ CLI_MODULES = {
     "evaluation.benchmark": "evaluation.benchmark", "agents.convert": "agents.convert",
     "agents.hyperparams": "agents.hyperparams.__main__",
     "evaluation.leaderboard": "evaluation.leaderboard", "benchmarks.shells": "benchmarks.shells",
+    "msenv.traces": "msenv.traces.__main__", "benchmarks.traces": "benchmarks.traces",
+    "benchmarks.trace_filter": "benchmarks.trace_filter",
     # the changelog's history names the paths of its releases (kept, deprecated, until msenv 0.7)
     "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",
     "baselines.leaderboard": "evaluation.leaderboard",
