@@ -33,6 +33,7 @@ extensions = [
     "msenv_docs",
     "msenv_leaderboard",
     "msenv_figures",
+    "msenv_traces_tables",
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]

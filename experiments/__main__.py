@@ -14,7 +14,7 @@ from .traces import ROUNDS as TRACES_ROUNDS
 from .traces import SEED as TRACES_SEED
 
 #: the subcommands of model §12's experiments (experiments.traces)
-TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity")
+TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
 from .figures import FIGURES, run_figure
 
 
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
                                        "budget", "paired", "replot", "traces-tune", "traces-headroom",
-                                       "traces-sensitivity"],
+                                       "traces-sensitivity", "traces-presets", "traces-training"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
@@ -33,7 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
                          "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
                          "draft length and the clairvoyant reference on each preset's validation requests; "
-                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change)")
+                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change; "
+                         "'traces-presets' = each fitted preset's bank beside the published figures; "
+                         "'traces-training' = the trace agents of the history ablation, trained under --runs "
+                         "(unless there) and scored on validation requests)")
+    ap.add_argument("--runs", default="runs/traces", metavar="DIR",
+                    help="traces-training: the folder of the trained agents (default %(default)s)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -231,17 +236,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
                       "cells": cells.EPISODES, "budget": budget.EPISODES, "traces-tune": TRACES_EPISODES,
-                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4}.get(
+                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4, "traces-presets": 1,
+                      "traces-training": TRACES_EPISODES}.get(
             args.figure, 50)
     if args.rounds is None:
         args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS,
                        "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS,
-                       "traces-sensitivity": TRACES_ROUNDS}.get(
+                       "traces-sensitivity": TRACES_ROUNDS, "traces-training": TRACES_ROUNDS}.get(
             args.figure, 10)
     if args.seed is None:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
                      "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000,
-                     "traces-sensitivity": TRACES_SEED + 20_000}.get(
+                     "traces-sensitivity": TRACES_SEED + 20_000, "traces-presets": TRACES_SEED,
+                     "traces-training": TRACES_SEED + 40_000}.get(
             args.figure, 0)
     check_args(ap, args)
     connect_or_exit(ap, args.ray)
@@ -296,6 +303,10 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             traces.tune(args.out, **kw)
         elif args.figure == "traces-sensitivity":
             traces.sensitivity(args.out, **kw)
+        elif args.figure == "traces-training":
+            traces.training(args.out, args.runs, **kw)
+        elif args.figure == "traces-presets":
+            traces.presets_table(args.out)
         else:
             from baselines.tuned import TRACE_TUNED
 

@@ -142,7 +142,8 @@ def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int
 def tuned_rivals(tuned: dict[str, dict[str, float]]) -> list[Rival]:
     """The rivals of the headroom table at their tuned settings (``tuned``: one preset's entry of
     :func:`tune`), the best fixed draft length and the untuned rules."""
-    rivals = [Rival(f"fixed-{tuned['fixed']['gamma']}"), Rival("greedy-saa"), Rival("hf-heuristic")]
+    rivals = [Rival(f"fixed-{tuned['fixed']['gamma']}"), Rival("greedy-saa"), Rival("trace-filter-saa"),
+              Rival("hf-heuristic")]
     rivals += [Rival(name, tuple(sorted(tuned[name].items()))) for name in GRIDS]
     return rivals + [Rival("clairvoyant")]
 
@@ -199,6 +200,61 @@ def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS,
         r["chosen"] = r["agent"] == best
     write_csv(rows, Path(out) / "traces_choice.csv")
     return best
+
+
+#: how each trace agent is trained (model §12's learned control): the device-set budget policy (a
+#: drafting-time budget for the cell and which devices draft) on the cell generator with a trace base of
+#: K = 20 devices — the paper's cell — serving the training requests of every preset of the suite
+TRAINING_SOURCE = "mix:" + ",".join(AGENT_PRESETS)
+HISTORIES, TRAINING_SEEDS, TRAINING_STEPS = (1, 4, 16), (0, 1, 2, 3, 4), 200_000
+
+
+def training_command(history: int, seed: int, log_dir: str | Path, steps: int = TRAINING_STEPS) -> list[str]:
+    """train.py's arguments for the trace agent with ``history`` rounds of history and training seed
+    ``seed`` (no counterfactual reward on traces: actions move the trace position)."""
+    cell = [f"trace_source={TRAINING_SOURCE}", f"trace_history={history}", "gamma_max=12", "k_range=[20,20]",
+            "k_max=20", "draft_scale_max_range=null", "episode_length=100", "distance_range_m=[100,500]",
+            "p_ul_dbm_range=null", "p_dl_dbm_range=null"]
+    return ["train.py", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", *cell, "--policy", "budget", "--reward",
+            "goodput", "--timesteps", str(steps), "--seed", str(seed), "--log-dir", str(log_dir), "--no-progress"]
+
+
+def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
+             rounds: int = ROUNDS, seed: int = SEED + 40_000, workers: int = 2, progress: bool = False) -> list[dict]:
+    """Train (unless ``runs/h<H>-s<seed>/agent`` exists) every agent of the history ablation and score
+    each on the validation requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in
+    greedy (paired per episode); written to ``out/traces_training.csv``."""
+    import re
+    import subprocess
+    import sys
+
+    from evaluation.entries import agent_loader
+
+    root, rows = Path(runs), []
+    load = agent_loader()
+    for h in histories:
+        for s in seeds:
+            run = (root / f"h{h}-s{s}").resolve()
+            if not (run / "agent" / "agent.json").exists():
+                cmd = [sys.executable, *training_command(h, s, run)]
+                subprocess.run(cmd, check=True, cwd=Path(__file__).resolve().parent.parent)
+            log = (run / "comparison.json").read_text() if (run / "comparison.json").exists() else ""
+            wall = re.search(r"training (\d+) s", (run.parent / f"{run.name}.log").read_text()) if (
+                run.parent / f"{run.name}.log").exists() else None
+            ratios = []
+            for preset in AGENT_PRESETS:
+                entries = [Entry("greedy-saa", Rival("greedy-saa")), Entry("ppo", load(str(run / "agent"), "ppo"))]
+                stats = evaluate(entries, preset_config(preset, rounds), episodes, seed, workers=workers,
+                                 progress=progress)
+                thr = _throughputs(stats, ["greedy-saa", "ppo"])
+                ratios.append(thr["ppo"] / thr["greedy-saa"])
+            ratio = np.concatenate(ratios)
+            steps = json.loads(log)["args"]["timesteps"] if log else TRAINING_STEPS
+            rows.append({"history": h, "seed": s, "ratio_vs_greedy": float(ratio.mean()), "ratio_ci95": ci95(ratio),
+                         **{f"ratio_{p}": float(r.mean()) for p, r in zip(AGENT_PRESETS, ratios)},
+                         "train_wall_s": float(wall.group(1)) if wall else float("nan"), "steps": steps})
+    write_csv(rows, Path(out) / "traces_training.csv")
+    return rows
 
 
 #: the statistics of the presets' table (key, label): the published figures beside a bank's
@@ -260,4 +316,4 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
 
 
 __all__ = ["DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
-           "choose_agent", "presets_table", "sensitivity", "sweep", "tune", "tuned_rivals"]
+           "choose_agent", "presets_table", "sensitivity", "training", "training_command", "sweep", "tune", "tuned_rivals"]
