@@ -1,4 +1,4 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot,traces-tune,traces-headroom} [options]``."""
+"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot,traces-tune,traces-headroom,traces-sensitivity,traces-presets,traces-training,main-job-seeds} [options]``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
                                        "budget", "paired", "replot", "traces-tune", "traces-headroom",
-                                       "traces-sensitivity", "traces-presets", "traces-training"],
+                                       "traces-sensitivity", "traces-presets", "traces-training",
+                                       "main-job-seeds"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
                          "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
@@ -36,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change; "
                          "'traces-presets' = each fitted preset's bank beside the published figures; "
                          "'traces-training' = the trace agents of the history ablation, trained under --runs "
-                         "(unless there) and scored on validation requests)")
+                         "(unless there) and scored on validation requests; 'main-job-seeds' = python train.py's "
+                         "defaults on training seeds 0–4, each against the best rule: --out/main_job_seeds.csv)")
     ap.add_argument("--runs", default="runs/traces", metavar="DIR",
                     help="traces-training: the folder of the trained agents (default %(default)s)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
@@ -224,7 +226,8 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
 
 
 #: options a subcommand does not read (refused when given, rather than ignored)
-UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",)}
+UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",),
+          "main-job-seeds": ("drops", "rounds", "seed")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,6 +287,11 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             ap.error(f"--out {args.out}: no cells run there ({e.filename})")
         except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
             ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
+        return 0
+    if args.figure == "main-job-seeds":
+        from .main_job import run_seeds
+
+        run_seeds(args.out, args.workers, args.quick)
         return 0
     if args.figure == "replot":
         from .replot import replot
