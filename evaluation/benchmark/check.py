@@ -17,7 +17,7 @@ from ..entries import agent_loader
 from ..harness import Entry, entry_config, parse_entry, run_episode
 from ..suites import Suite, get_suite
 from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT
-from .score import SCORES, aggregates, rivals_of, score_matrices
+from .score import OPTIONAL_SCORES, SCORES, aggregates, rivals_of, score_matrices
 
 #: the most runs (training seeds) a method may have in a result file
 MAX_RUNS = 100
@@ -101,7 +101,7 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
         return [str(e)]
     legacy = result["format_version"] == 1
     out = []
-    for s in SCORES:
+    for s in [*SCORES, *(o for o in OPTIONAL_SCORES if o in result.get("scores", {}))]:
         for m, info in result["methods"].items():
             shape = (info["runs"] * suite.episodes, len(suite.cells)) if legacy else (info["runs"], suite.episodes, len(suite.cells))
             try:
