@@ -1,0 +1,56 @@
+"""Sphinx extension: shell commands that copy whole and wrap only between words.
+
+sphinx-copybutton (configured in ``conf.py``) puts a copy button on every command and code block
+(not on ``text`` blocks, which are program output); it strips a ``$ ``/``>>> ``/``... `` prompt
+and the lines without one, so what lands on the clipboard is the command alone.
+
+In a shell block (``bash``, ``sh``, ``console``) every word is wrapped in a ``span.nw`` that the
+stylesheet keeps on one line: the block wraps at spaces only, so ``--episodes`` never shows as
+``-`` / ``-episodes`` (a browser may break after a hyphen). The text — and so what a reader
+selects or copies — is unchanged. Program output (``text`` blocks) keeps its lines and scrolls.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the shell languages whose blocks wrap between words (``text``, program output, scrolls instead)
+SHELL = ("bash", "sh", "console", "shell")
+_BLOCK = re.compile(r'(<div class="highlight-(?:%s)\b[^"]*"><div class="highlight"><pre>)(.*?)(</pre>)'
+                    % "|".join(SHELL), re.S)
+_TAG_OR_TEXT = re.compile(r"(<[^>]+>)|([^<]+)")
+_WORD = re.compile(r"[^\s]+")
+
+
+#: a word longer than this (a path, a list of agents) may not fit a phone's line: it is not kept
+#: whole but may break anywhere (``span.lw``) — options are always kept whole
+LONG = 30
+
+
+def _span(word: str) -> str:
+    long = len(word) > LONG and not word.startswith("-")
+    return f'<span class="{"lw" if long else "nw"}">{word}</span>'
+
+
+def nowrap_words(pre: str) -> str:
+    """The HTML inside a ``<pre>`` with each run of non-space text (between tags) in a ``span.nw``
+    (kept on one line), or, a word longer than :data:`LONG` that is no option, a ``span.lw``."""
+    out = []
+    for tag, text in _TAG_OR_TEXT.findall(pre):
+        out.append(tag or _WORD.sub(lambda m: _span(m.group(0)), text))
+    return "".join(out)
+
+
+def shell_blocks_nowrap(html: str) -> str:
+    """Every shell block of a page's HTML through :func:`nowrap_words`."""
+    return _BLOCK.sub(lambda m: m.group(1) + nowrap_words(m.group(2)) + m.group(3), html)
+
+
+def _on_page_context(app, pagename, templatename, context, doctree) -> None:
+    if "body" in context:
+        context["body"] = shell_blocks_nowrap(context["body"])
+
+
+def setup(app):
+    app.connect("html-page-context", _on_page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
