@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import msenv_docs  # noqa: E402
+from plain_math import markdown_math  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
         f = f[2]
         row = next(line for line in config.splitlines()
                    if line.startswith(f'| <a id="config-{f.name}"></a>`{f.name}` |'))  # an anchor per field
-        meaning = msenv_docs._plain_roles(docs[f.name])
+        meaning = markdown_math(msenv_docs._plain_roles(docs[f.name]))  # its formulas as math
         assert docs[f.name] and row.rstrip(" |").endswith(meaning.replace("|", "\\|")), f.name
         assert ":func:`" not in row and ":class:`" not in row, f.name
     controllers = (generated / "controllers.md").read_text()
@@ -343,3 +344,32 @@ def test_no_escaped_underscore_inside_math():
             if "\\_" in m.group(0):
                 bad.append(f"{page.name}: {m.group(0)[:60]}")
     assert not bad, bad
+
+
+def test_plain_formulas_of_the_generated_pages_become_math():
+    """docs/_ext/plain_math.py on worked examples of the code's notation: each formula becomes
+    ``$…$`` TeX, a code name becomes code, the prose around them stays text, and code, links and
+    math already written are left alone."""
+    cases = {
+        "a correction carries L = V_eff·(⌈log2 V⌉ + Q) bits":
+            r"a correction carries $L = V_{\mathrm{eff}}\cdot (\lceil \log_2 V\rceil + Q)$ bits",
+        "the round's goodput Σ_k N_k / T (tokens/s)": r"the round's goodput $\sum _{k} N_{k} / T$ (tokens/s)",
+        "an exhaustive search, 21^20 vectors": r"an exhaustive search, $21^{20}$ vectors",
+        "tanh((g_ul [dB] + 115)/15): UL": r"$\tanh ((g_{\mathrm{ul}} [\mathrm{dB}] + 115)/15)$: UL",
+        "at most vocab_size": "at most `vocab_size`",
+        "The harness hands it env.oracle_context.": "The harness hands it `env.oracle_context`.",
+        "P_ul, each device's budget": r"$P_{\mathrm{ul}}$, each device's budget",
+        "drafting time max_k γ_k T_k^dft, s": r"drafting time $\max _{k} \gamma _{k} T_{k}^{\mathrm{dft}}$, s",
+        "`T_k` in code, $x_k$ in math, [a page](a_b.md)": "`T_k` in code, $x_k$ in math, [a page](a_b.md)",
+        "K = 20 devices, a weak cell": "K = 20 devices, a weak cell",
+    }
+    for plain, math in cases.items():
+        assert markdown_math(plain) == math, plain
+    # a long formula is cut after its top-level operators, so that a table cell can wrap it
+    long = markdown_math("gain: β_k = 10^(ref_gain_db/10) · d_k^(−pathloss_exponent)")
+    assert long == (r"gain: $\beta _{k} =$ $10^{(\mathtt{ref\_gain\_db}/10)} \cdot$ "
+                    r"$d_{k}^{(-\mathtt{pathloss\_exponent})}$")
+    # every piece of math balances its braces, and no plain subscript is left outside math and code
+    for plain in cases:
+        out = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)", "", markdown_math(plain))
+        assert not re.search(r"[A-Za-zα-ω)\]]_[A-Za-z0-9α-ω{(]", out), out

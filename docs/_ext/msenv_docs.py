@@ -431,10 +431,41 @@ def controllers_page() -> str:
                         for part in (ids[j:j + 4] for j in range(0, len(ids), 4))))
 
 
+#: the width of the command lines' help on their page: what the article column shows unscrolled
+HELP_COLUMNS = 86
+
+
+def _wrap_help(text: str, width: int = HELP_COLUMNS) -> str:
+    """A ``--help`` text with every line longer than ``width`` wrapped at spaces, its continuation
+    lines indented to where the line's description starts (two spaces or more into it)."""
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        m = re.match(r"(\s*\S.*?\s{2,})(?=\S)", line)
+        hang = len(m.group(1)) if m and len(m.group(1)) < width // 2 else len(line) - len(line.lstrip()) + 2
+        out += textwrap.wrap(line, width, subsequent_indent=" " * hang, break_long_words=True,
+                             break_on_hyphens=False)
+    return "\n".join(out)
+
+
 def cli_page() -> str:
+    import os
+
     parts = ["# Command lines\n\nThe help of every command, generated from its argument parser.\n"]
     for title, module, anchor in CLIS:
-        text = _plain_roles(load_parser(module).format_help(), code=False)
+        before = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = str(HELP_COLUMNS)  # argparse wraps its help to the terminal's width
+        try:
+            text = _wrap_help(_plain_roles(load_parser(module).format_help(), code=False))
+        finally:
+            if before is None:
+                del os.environ["COLUMNS"]
+            else:
+                os.environ["COLUMNS"] = before
         parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
 
@@ -537,6 +568,11 @@ def write_all(out: Path = OUT) -> list[Path]:
         pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
     for env_id in msenv.CELL_IDS:
         pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
+    from plain_math import markdown_math
+
+    # the code's plain-Unicode formulas as math (the command lines' help stays as printed)
+    pages = {name: text if name in ("cli.md", "figure-commits.md") else markdown_math(text)
+             for name, text in pages.items()}
     pages["house.svg"] = house_svg()
     written = []
     for name, text in pages.items():
