@@ -94,7 +94,9 @@ def table_section(env_id: str, level: str = "##") -> str:
             f"{ROUNDS} rounds (seeds {SEED}..): long-run throughput Σ tokens / Σ time with its 95% CI over "
             "episodes, its ratio to the first row paired per episode, and the controller's wall time per "
             "decision (one process on a 2-core machine shared with other work: compare within a table). "
-            f"Controllers: {', '.join(f'`{c}`' for c in controllers_for(env_id))}.\n\n")
+            f"Controllers: {', '.join(f'`{c}`' for c in controllers_for(env_id))}. These are not `train.py`'s "
+            "held-out episodes (10 × 100 rounds, seeds 10000 …), on which README and the tutorial give PPO's "
+            "ratio to the greedy: the same agent's row here is measured on other episodes, so it differs.\n\n")
     if rows is None:
         return head + "Not measured yet for this id.\n"
     agents = [r["controller"] for r in rows if r["controller"].startswith("ppo")]

@@ -46,9 +46,34 @@ def shell_blocks_nowrap(html: str) -> str:
     return _BLOCK.sub(lambda m: m.group(1) + nowrap_words(m.group(2)) + m.group(3), html)
 
 
+_CODE_TEXT = re.compile(r'(<code class="docutils literal[^"]*">)(.*?)(</code>)', re.S)
+#: a name in a table cell longer than this gets places to break (``<wbr>``) after ``_ . = , /``
+LONG_NAME = 14
+
+
+def breakable_cell_code(html: str) -> str:
+    """Every code literal inside a table cell (``<td>``) longer than :data:`LONG_NAME` characters
+    with a ``<wbr>`` after each ``_``, ``.``, ``=``, ``,`` and ``/`` — where a name may break
+    when its column has no room for it (``draft_scale_max_range``, ``baselines.KaplanMeierGreedy``)."""
+    def code(m: re.Match) -> str:
+        inner = m.group(2)
+        text = re.sub(r"<[^>]+>", "", inner)
+        if len(text) <= LONG_NAME:
+            return m.group(0)
+        return m.group(1) + re.sub(r"([_.=,/])(?=[^<>]*<)", r"\1<wbr>", inner) + m.group(3)
+
+    out, pos = [], 0
+    for cell in re.finditer(r"<td>.*?</td>", html, flags=re.S):
+        out.append(html[pos:cell.start()])
+        out.append(_CODE_TEXT.sub(code, cell.group(0)))
+        pos = cell.end()
+    out.append(html[pos:])
+    return "".join(out)
+
+
 def _on_page_context(app, pagename, templatename, context, doctree) -> None:
     if "body" in context:
-        context["body"] = shell_blocks_nowrap(context["body"])
+        context["body"] = breakable_cell_code(shell_blocks_nowrap(context["body"]))
 
 
 def setup(app):
