@@ -399,6 +399,11 @@ def configuration_page() -> str:
             + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
 
 
+def _api_link(cls) -> str:
+    """The class as ``baselines.Name``, linked to its entry in the API reference."""
+    return f"{{py:class}}`baselines.{cls.__name__} <{cls.__module__}.{cls.__name__}>`"
+
+
 def controllers_page() -> str:
     import msenv
     from baselines import REGISTRY
@@ -415,12 +420,15 @@ def controllers_page() -> str:
     rows = []
     for name, cls in REGISTRY.items():
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
-        rows.append([f"`{name}`", f"`baselines.{cls.__name__}`", knows[getattr(cls, "oracle", False)], doc])
-    rows.append(["`fixed-<γ>`", "`baselines.Fixed`", "nothing", "γ_k = γ for every device, every round."])
+        rows.append([f"`{name}`", _api_link(cls), knows[getattr(cls, "oracle", False)], doc])
+    from baselines import Fixed
+
+    rows.append(["`fixed-<γ>`", _api_link(Fixed), "nothing", "γ_k = γ for every device, every round."])
     cost_rows = [[f"`{name}`"] + [cost.get(name, {}).get(i, "—") for i in ids]
                  for name in dict.fromkeys([*REGISTRY, "fixed-4", *(c for i in ids for c in controllers_for(i))])
                  if name in cost]
-    return ("# Controllers\n\nEvery name `--controllers` accepts (generated from `baselines.REGISTRY`). All "
+    return ("# Controllers\n\nEvery name `--controllers` accepts (generated from `baselines.REGISTRY`; made by "
+            "{py:func}`baselines.make_controller`; each class's entry in the [API reference](../api.md)). All "
             "act through one interface, `controller.act(context, obs)`, so the harness compares them — and "
             "trained agents (`agents.load_agent`, rows `ppo:<run>`) — on identical seeds. A controller sees "
             "`env.unwrapped.context` (what a server can know); only controllers whose `oracle` attribute is "

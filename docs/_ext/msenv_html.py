@@ -46,7 +46,7 @@ def shell_blocks_nowrap(html: str) -> str:
     return _BLOCK.sub(lambda m: m.group(1) + nowrap_words(m.group(2)) + m.group(3), html)
 
 
-_CODE_TEXT = re.compile(r'(<code class="docutils literal[^"]*">)(.*?)(</code>)', re.S)
+_CODE_TEXT = re.compile(r'(<code class="[^"]*\bliteral\b[^"]*">)(.*?)(</code>)', re.S)
 #: a name in a table cell longer than this gets places to break (``<wbr>``) after ``_ . = , /``
 LONG_NAME = 14
 
