@@ -373,3 +373,43 @@ def test_plain_formulas_of_the_generated_pages_become_math():
     for plain in cases:
         out = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)", "", markdown_math(plain))
         assert not re.search(r"[A-Za-zα-ω)\]]_[A-Za-z0-9α-ω{(]", out), out
+
+
+def test_every_figure_on_the_site_is_dated(built_site):
+    """Every figure a page prints through a role (``{measured}``, ``{iqm}``, ``{sweep}``) carries a
+    mark linking to a note at the page's end that says, without hovering, when it was measured
+    (a date) and with which command; the leaderboard dates every result file and every row."""
+    html, _ = built_site
+    checked = 0
+    for page in sorted(html.rglob("*.html")):
+        text = page.read_text()
+        figures = len(re.findall(r"<abbr title=", text))
+        marks = re.findall(r'class="measured-mark"><a class="reference internal" href="#(measured-\d+)"', text)
+        assert len(marks) == figures, (page.name, figures, len(marks))
+        for target in set(marks):
+            note = re.search(rf'<li id="{target}">(.*?)</li>', text, flags=re.S)
+            assert note, (page.name, target)
+            words = re.sub(r"<[^>]+>", "", note.group(1))
+            assert re.search(r"Measured (by )?\d{4}-\d\d-\d\d", words) and " with " in words, (page.name, words[:200])
+            checked += 1
+    assert checked >= 30, checked
+    board = (html / "generated" / "leaderboard.html").read_text()
+    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — measured ([^;]+);", board)
+    assert len(files) >= 4 and all(re.search(r"\d{4}-\d\d-\d\d", d) for _, d in files), files
+
+
+def test_readme_prints_only_figures_that_have_a_source():
+    """Every measured figure README prints — a wall time, a ratio ± CI, an IQM with its interval —
+    is one that docs/figures.toml holds (a pattern of an entry finds it there, and
+    tests/test_figures.py holds its value to the source): README has no figure of its own."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    import msenv_figures
+
+    entries = msenv_figures.load_source()
+    readme = msenv_figures.checked_text((ROOT / "README.md").read_text())
+    covered = [m.span(1) for e in entries.values() for pat in e["pattern"] for m in re.finditer(pat, readme)]
+    figure = re.compile(r"\d+(?:\.\d+)? s wall|\d+ min \d+ s|\d\.\d{3,4} ± \d\.\d{3,4}|\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]"
+                        r"|\d+(?:\.\d+)? ms against \d+(?:\.\d+)? ms")
+    loose = [m.group(0) for m in figure.finditer(readme)
+             if not any(a <= m.start() and m.end() <= b + len(" wall") for a, b in covered)]
+    assert not loose, f"README figures with no entry in docs/figures.toml: {loose}"
