@@ -36,7 +36,7 @@ MATH_SIGNS = set("ΣΠ⌈⌉⌊⌋∈≤≥≡∝√±")
 _SUBSUP = re.compile(r"[A-Za-z0-9\u0370-\u03FF)\]][_^][A-Za-z0-9\u0370-\u03FF{(−-]")
 #: a name of the code (a field, a key) rather than a symbol: ``ref_gain_db``, ``acc_len``, ``MSENV_TRACES_DIR``
 _IDENT = re.compile(r"\$?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
-_PROTECT = re.compile(r"(```.*?```|`[^`\n]*`|\$\$.*?\$\$|(?<!\\)\$[^$\n]+\$|<[^>\n]+>|\]\([^)\s]*\))", re.S)
+_PROTECT = re.compile(r"(```.*?```|``[^`\n]+``|`[^`\n]*`|\$\$.*?\$\$|(?<!\\)\$[^$\n]+\$|<[^>\n]+>|\]\([^)\s]*\))", re.S)
 
 
 def is_identifier(word: str) -> bool:
@@ -57,6 +57,8 @@ def is_code_name(word: str) -> bool:
     name with an underscore (``env.oracle_context``), a path or file with one
     (``$MSENV_TRACES_DIR/combined_<set>.jsonl``)."""
     if is_identifier(word):
+        return True
+    if "=" in word and is_identifier(word.split("=")[0]):  # a setting: channel_dynamics="iid"
         return True
     if "_" in word and re.fullmatch(r"[\w.+-]+", word) and re.search(r"[A-Za-z]{2,}-|-[A-Za-z]{2,}", word):
         return True  # a platform string: Linux-6.18.44-x86_64-with-glibc2.36
@@ -258,6 +260,8 @@ def _code_names(word: str) -> str:
     quotes of a quoted one."""
     m = re.match(r"^([(\[]*\"?)(.*?)(\"?[)\],;:.]*)$", word)
     lead, body, trail = m.groups()
+    if body.count('"') % 2 and trail.startswith('"'):  # name="value": the closing quote is the value's
+        body, trail = body + '"', trail[1:]
     if body and is_code_name(body.rstrip(",;:.")):
         if lead.endswith('"') and trail.startswith('"'):
             lead, body, trail = lead[:-1], f'"{body}"', trail[1:]
