@@ -1,6 +1,6 @@
 """The tables of the traces results page (model §12), rendered from the CSVs the experiments wrote
-(``docs/figures/traces_*.csv``, one source) into ``docs/generated/traces-*.md`` when the build
-starts; ``docs/results/traces.md`` includes them. A CSV not written yet renders as one line saying
+(``docs/figures/traces_*.csv``, one source) into ``docs/generated/traces-*.inc`` when the build
+starts (not a page of their own); ``docs/results/traces.md`` includes them. A CSV not written yet renders as one line saying
 which command writes it."""
 
 from __future__ import annotations
@@ -36,18 +36,31 @@ def _read(name: str) -> list[dict] | None:
         return list(csv.DictReader(fh))
 
 
+#: the statistics' labels as the page shows them (formulas in MathJax)
+LABELS = {"α_0": "$\\alpha_0$", "α_1": "$\\alpha_1$", "α_5": "$\\alpha_5$", "request α_0 median": "request $\\alpha_0$, median"}
+
+
+def _label(stat: str) -> str:
+    """A statistic's label with its formula in MathJax (γ = 2 → $\\gamma = 2$)."""
+    out = LABELS.get(stat, stat)
+    return out.replace(" γ=", ", $\\gamma$ = ")
+
+
 def presets(rows: list[dict]) -> str:
-    """Published figures beside a fitted bank's, one column pair per preset."""
+    """Published figures beside a fitted bank's: one table per drafter, a column per data set."""
     by = defaultdict(dict)
     for r in rows:
         by[r["statistic"]][r["preset"]] = (float(r["published"]), r["fitted_bank"])
     names = list(dict.fromkeys(r["preset"] for r in rows))
-    body = []
-    for stat, cells in by.items():
-        if stat.startswith("i.i.d."):
-            continue
-        body.append([stat] + [f"{cells[n][0]:.2f} / {float(cells[n][1]):.2f}" for n in names])
-    return _table(["statistic (published / fitted bank)", *[f"`{n}`" for n in names]], body)
+    out = []
+    for drafter in ("eagle", "ngram"):
+        mine = [n for n in names if n.endswith(drafter)]
+        body = [[_label(stat)] + [f"{cells[n][0]:.2f} / {float(cells[n][1]):.2f}" for n in mine]
+                for stat, cells in by.items() if not stat.startswith("i.i.d.")]
+        head = [f"{'EAGLE' if drafter == 'eagle' else 'n-gram'}: published / fitted",
+                *[n.rsplit("-", 1)[0] for n in mine]]
+        out.append(_table(head, body))
+    return "\n".join(out)
 
 
 def misprediction(rows: list[dict]) -> str:
@@ -57,7 +70,7 @@ def misprediction(rows: list[dict]) -> str:
         if r["statistic"].startswith("i.i.d."):
             by[r["preset"]][r["statistic"].rsplit("=", 1)[1].split()[0]] = float(r["published"])
     body = [[f"`{p}`", *[f"{100 * v[g]:+.0f} %" for g in ("2", "4", "8")]] for p, v in by.items()]
-    return _table(["preset", "γ = 2", "γ = 4", "γ = 8"], body)
+    return _table(["preset", "$\\gamma = 2$", "$\\gamma = 4$", "$\\gamma = 8$"], body)
 
 
 def headroom(rows: list[dict]) -> str:
@@ -86,7 +99,7 @@ def sensitivity(rows: list[dict]) -> str:
 def training(rows: list[dict]) -> str:
     body = [[r["history"], r["seed"], f"{float(r['ratio_vs_greedy']):.3f} ± {float(r['ratio_ci95']):.3f}",
              f"{float(r['train_wall_s']):.0f}", r["steps"]] for r in rows]
-    return _table(["history H", "seed", "throughput / plug-in greedy (validation)", "training wall, s", "steps"], body)
+    return _table(["history $H$", "seed", "throughput / plug-in greedy (validation)", "training wall, s", "steps"], body)
 
 
 RENDER = {"traces-presets": lambda rows: presets(rows) + "\nThe i.i.d. model's tokens per round at the published "
@@ -103,7 +116,7 @@ def write_all() -> list[Path]:
         rows = _read(name)
         text = (RENDER[name](rows) + f"\nFrom `docs/figures/{csv_name}`, written by `{command}`.\n" if rows else
                 f"Not measured yet: `{command}` writes `docs/figures/{csv_name}`.\n")
-        path = OUT / f"{name}.md"
+        path = OUT / f"{name}.inc"
         path.write_text(text)
         written.append(path)
     return written
