@@ -11,7 +11,7 @@ from evaluation.parallel import connect_or_exit
 from . import budget, cells, hetero, tables
 from .traces import EPISODES as TRACES_EPISODES
 from .traces import ROUNDS as TRACES_ROUNDS
-from .traces import SEED as TRACES_SEED
+from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
 TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
@@ -230,8 +230,9 @@ UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "
           "main-job-seeds": ("drops", "rounds", "seed")}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
+def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """``argv`` parsed, each option a subcommand leaves out given the subcommand's default, and checked
+    (:func:`check_args`)."""
     args = ap.parse_args(argv)
     for name in UNUSED.get(args.figure, ()):
         if getattr(args, name) is not None:
@@ -249,11 +250,15 @@ def main(argv: list[str] | None = None) -> int:
             args.figure, 10)
     if args.seed is None:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
-                     "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000,
-                     "traces-sensitivity": TRACES_SEED + 20_000, "traces-presets": TRACES_SEED,
-                     "traces-training": TRACES_SEED + 40_000}.get(
+                     **TRACES_SEEDS}.get(
             args.figure, 0)
     check_args(ap, args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = parse_args(ap, argv)
     connect_or_exit(ap, args.ray)
     from evaluation.parallel import run_stoppable
 

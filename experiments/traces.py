@@ -31,6 +31,10 @@ PRESETS = ("gsm8k-eagle", "gsm8k-ngram", "sharegpt-eagle", "sharegpt-ngram", "cn
            "instructcoder-eagle", "instructcoder-ngram")
 #: first validation seed of these experiments (inside the validation block, apart from the cells' ones)
 SEED = VALIDATION_SEEDS.start + 60_000
+#: each experiment's first validation seed (its episodes take the next ones): disjoint blocks of the
+#: validation seeds, so no two experiments play the same episodes
+SEEDS = {"traces-tune": SEED, "traces-headroom": SEED + 10_000, "traces-sensitivity": SEED + 20_000,
+         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED}
 EPISODES, ROUNDS = 8, 100
 #: each rival's tunables and the values swept (the first is the default before tuning)
 GRIDS: dict[str, dict[str, tuple]] = {
@@ -108,7 +112,7 @@ def tuned_module(best: dict[str, dict[str, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
-def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED,
+def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEEDS["traces-tune"],
          workers: int = 2, progress: bool = False, module: str | Path | None = TUNED_MODULE
          ) -> dict[str, dict[str, dict[str, float]]]:
     """Each rival's best setting per preset on the validation requests (highest mean throughput),
@@ -149,7 +153,7 @@ def tuned_rivals(tuned: dict[str, dict[str, float]]) -> list[Rival]:
 
 
 def headroom(out: str | Path, tuned: dict, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS,
-             seed: int = SEED + 10_000, workers: int = 2, progress: bool = False) -> list[dict]:
+             seed: int = SEEDS["traces-headroom"], workers: int = 2, progress: bool = False) -> list[dict]:
     """Throughput of each rival relative to the best fixed draft length (paired per episode, mean
     and 95% interval over episodes), and the share of the clairvoyant's gain it takes, per preset;
     written to ``out/traces_headroom.csv``."""
@@ -176,7 +180,7 @@ AGENT_PRESETS = ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle")
 
 
 def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS, episodes: int = EPISODES,
-                 rounds: int = ROUNDS, seed: int = SEED + 30_000, workers: int = 2, progress: bool = False) -> str:
+                 rounds: int = ROUNDS, seed: int = SEEDS["traces-choice"], workers: int = 2, progress: bool = False) -> str:
     """The trained agent to commit, chosen on validation requests: every agent of ``agents`` (label →
     directory) and the plug-in greedy on each preset's validation requests (validation seeds); the
     agent with the best mean throughput relative to the greedy (paired per episode) over the presets.
@@ -220,7 +224,7 @@ def training_command(history: int, seed: int, log_dir: str | Path, steps: int = 
 
 
 def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
-             rounds: int = ROUNDS, seed: int = SEED + 40_000, workers: int = 2, progress: bool = False) -> list[dict]:
+             rounds: int = ROUNDS, seed: int = SEEDS["traces-training"], workers: int = 2, progress: bool = False) -> list[dict]:
     """Train (unless ``runs/h<H>-s<seed>/agent`` exists) every agent of the history ablation and score
     each on the validation requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in
     greedy (paired per episode); written to ``out/traces_training.csv``."""
@@ -291,7 +295,7 @@ SENSITIVITY_PRESETS = ("cnn-ngram", "gsm8k-eagle")
 
 
 def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4, rounds: int = ROUNDS,
-                seed: int = SEED + 20_000, workers: int = 2, progress: bool = False) -> list[dict]:
+                seed: int = SEEDS["traces-sensitivity"], workers: int = 2, progress: bool = False) -> list[dict]:
     """The headroom under other costs: for each preset, the drafting cost per token at each share
     of the cell's (:data:`DRAFT_SHARES`) and the DL budget at each of :data:`DL_BUDGETS_DBM` (one
     changed at a time), the best fixed draft length (swept), the model-based rules and the
