@@ -248,7 +248,8 @@ def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAIN
             ratios = []
             for preset in AGENT_PRESETS:
                 entries = [Entry("greedy-saa", Rival("greedy-saa")), Entry("ppo", load(str(run / "agent"), "ppo"))]
-                stats = evaluate(entries, preset_config(preset, rounds), episodes, seed, workers=workers,
+                cfg = preset_config(preset, rounds, trace_history=h)  # the rows the agent reads
+                stats = evaluate(entries, cfg, episodes, seed, workers=workers,
                                  progress=progress)
                 thr = _throughputs(stats, ["greedy-saa", "ppo"])
                 ratios.append(thr["ppo"] / thr["greedy-saa"])
