@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             row = {k: float(er[k]) for k in SCALARS if k in er}
             if "episode_return_mean" in row:
                 # mean per-round goodput of the finished episodes (reward = goodput × reward_scale)
-                row["goodput"] = row["episode_return_mean"] / (cfg.episode_length * cfg.reward_scale)
+                row["goodput"] = row["episode_return_mean"] / (cfg.episode.episode_length * cfg.episode.reward_scale)
             for key, val in row.items():
                 writer.add_scalar(f"rllib/{key}", val, steps)
             history.append({"steps": steps, **row})
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         algo.stop()
     rows = summarize(results)
     print_table(rows, f"RLlib PPO vs baselines: {cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out "
-                      f"episodes × {cfg.episode_length} rounds (seeds {args.eval_seed}..), {steps} steps")
+                      f"episodes × {cfg.episode.episode_length} rounds (seeds {args.eval_seed}..), {steps} steps")
     ppo = next(r for r in rows if r["controller"] == "rllib-ppo")
     print(f"RLlib PPO / GreedySAA (paired per episode): {ppo['rel_throughput']:.4f} ± {ppo['rel_throughput_ci95']:.4f}; "
           f"training {t_train:.0f} s")

@@ -143,7 +143,7 @@ class BudgetedGreedy(GreedySAA):
 
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         t0 = time.perf_counter()
-        cap = self.n_samples or context.config.n_saa
+        cap = self.n_samples or context.config.saa.n_saa
         n = self._n = min(self._n or cap, cap)
         est = SAAEstimator(context, self.rng, n, self.policy, self.objective, self.communication)
         self.last_trace = []

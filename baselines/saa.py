@@ -63,10 +63,10 @@ class SAAEstimator:
         cfg = context.config
         self.config = cfg
         self.context = context
-        self.policy = cfg.mode_policy if policy is None else policy
-        self.objective = cfg.saa_objective if objective is None else objective
+        self.policy = cfg.radio.mode_policy if policy is None else policy
+        self.objective = cfg.saa.saa_objective if objective is None else objective
         self.communication = communication
-        s = cfg.n_saa if n_samples is None else int(n_samples)
+        s = cfg.saa.n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
         #: samples of F (first-rejection positions) [S, K], original device order: from α (i.i.d.),
         #: or from the context's survival profile when it holds one
@@ -188,10 +188,10 @@ class DynamicSAAEstimator:
         check_saa_args("DynamicSAAEstimator", n_samples, objective, policy)
         cfg = context.config
         self.config, self.context = cfg, context
-        self.policy = cfg.mode_policy if policy is None else policy
-        self.objective = cfg.saa_objective if objective is None else objective
+        self.policy = cfg.radio.mode_policy if policy is None else policy
+        self.objective = cfg.saa.saa_objective if objective is None else objective
         self.communication = communication
-        s = cfg.n_saa if n_samples is None else int(n_samples)
+        s = cfg.saa.n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
         if context.alpha_a is not None:
             self.alpha = acceptance.beta_from_uniform(rng.random((s, k)), context.alpha_a, context.alpha_b)
@@ -205,7 +205,7 @@ class DynamicSAAEstimator:
         u = 1.0 - rng.random((s, k))
         self.samples = acceptance.first_rejection_from_uniform(u, self.alpha, cfg.gamma_max + 1)
         self.coins = rng.random((s, k)) if self.policy == "random" else None
-        links = 2 if cfg.fading == "independent" else 1
+        links = 2 if cfg.channel.fading == "independent" else 1
         w = channel.complex_gain_from_uniform(rng.random((links, s, k)), rng.random((links, s, k)))
         self._w_ul, self._w_dl = w[0], w[-1]
         self._cache: dict[bytes, float] = {}
@@ -226,10 +226,10 @@ class DynamicSAAEstimator:
             if ctx.h_ul is not None:  # decision-time CSI: the conditional law given what was seen
                 rho = channel.jakes_correlation(ctx.doppler_hz, t_cmp)
                 h_ul = channel.evolve_gain(ctx.h_ul, rho, self._w_ul)
-                h_dl = h_ul if self.config.fading == "reciprocal" else channel.evolve_gain(ctx.h_dl, rho, self._w_dl)
+                h_dl = h_ul if self.config.channel.fading == "reciprocal" else channel.evolve_gain(ctx.h_dl, rho, self._w_dl)
             else:  # statistical CSI: only β is known
                 h_ul = self._w_ul
-                h_dl = h_ul if self.config.fading == "reciprocal" else self._w_dl
+                h_dl = h_ul if self.config.channel.fading == "reciprocal" else self._w_dl
             out = channel.power_gain(h_ul, ctx.beta), channel.power_gain(h_dl, ctx.beta)
         self._gains[t_cmp] = out
         return out

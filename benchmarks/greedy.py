@@ -28,8 +28,8 @@ def naive_value(gamma, samples, ctx) -> float:
     """SAA ratio objective with a per-sample Python loop (the straightforward way)."""
     cfg = ctx.config
     k = len(gamma)
-    L, B = cfg.payload_bits, cfg.bandwidth_hz
-    t_cmp = max(gamma[i] * ctx.t_draft[i] for i in range(k)) + cfg.t_verify_base_s + cfg.t_verify_per_device_s * k
+    L, B = cfg.payload_bits, cfg.radio.bandwidth_hz
+    t_cmp = max(gamma[i] * ctx.t_draft[i] for i in range(k)) + cfg.compute.t_verify_base_s + cfg.compute.t_verify_per_device_s * k
     total = 0.0
     for f in samples:
         rej = [i for i in range(k) if f[i] <= gamma[i]]

@@ -59,7 +59,7 @@ def _decision_episode(args: tuple) -> list[dict[str, Any]]:
         # each decision's expected T_com (over the SAA samples both were chosen on) and its T_cmp
         cost = {name: (1e3 * float(est.t_com(gam).mean()), 1e3 * float(compute_latency(gam, ctx.t_draft, cfg)))
                 for name, gam in (("greedy", g), ("local_search", ls))}
-        scale = ctx.t_draft / cfg.t_draft_ref_s
+        scale = ctx.t_draft / cfg.compute.t_draft_ref_s
         for k in range(cfg.num_devices):
             row = {"seed": seed, "round": t, "device": k, "draft_scale": float(scale[k]),
                    "g_ul_db": float(10 * np.log10(ctx.g_ul[k])), "g_dl_db": float(10 * np.log10(ctx.g_dl[k])),

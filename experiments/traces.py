@@ -241,7 +241,7 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
     changed at a time), the best fixed draft length (swept), the model-based rules and the
     clairvoyant reference on the validation requests; written to ``out/traces_sensitivity.csv``."""
     rows = []
-    base_t = env_config(TRACES_ID).t_draft_ref_s
+    base_t = env_config(TRACES_ID).compute.t_draft_ref_s
     points = [("draft cost share", x, {"t_draft_ref_s": base_t * x}) for x in DRAFT_SHARES]
     points += [("P_dl dBm", x, {"p_dl_dbm": x}) for x in DL_BUDGETS_DBM]
     for preset in presets:

@@ -367,3 +367,48 @@ def test_baselines_holds_only_the_controllers():
     for old, new in baselines.MOVED.items():
         assert not (ROOT / (old.replace(".", "/") + ".py")).exists()
         assert importlib.util.find_spec(new) is not None, new
+
+
+# ---------------------------------------------------------------------- the config read by group
+#: the code held to reading a SystemConfig's grouped fields through their group (msenv/config
+#: defines the flat aliases; the tests exercise them, as users may)
+GROUPED_READERS = [*PACKAGES, ROOT / "examples", ROOT / "docs" / "_ext"]
+
+
+def _flat_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, expression) of every read of a grouped field by its flat name: an attribute named like
+    a grouped field (``x.p_dl_dbm``) that is not read on its group (``x.radio.p_dl_dbm``) nor on a
+    slot table of the kernels (``ROUND_PARAM.bandwidth_hz``: the blocks' slots are named for the
+    fields they carry), whatever the object is called. ``episode_length`` and ``reward_scale`` are
+    left out: a :class:`~msenv.config.CellConfig` holds them too, so code that takes either config
+    reads them flat."""
+    from msenv.config import GROUPS, CellConfig
+    from msenv.config.groups import GROUP_OF
+
+    shared = {name for name in GROUP_OF if isinstance(getattr(CellConfig, name, None), property)}
+    tables = {name for name in vars(slots) if name.isupper()}
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or node.attr not in GROUP_OF or node.attr in shared:
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Attribute) and owner.attr in GROUPS:
+            continue
+        if isinstance(owner, ast.Name) and owner.id in tables:
+            continue
+        out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_the_code_reads_the_config_by_group():
+    """Outside msenv/config no code reads a grouped field by its flat alias (``cfg.p_dl_dbm``): it
+    reads it through its group (``cfg.radio.p_dl_dbm``). The flat names stay for users."""
+    bad = [f"{p.relative_to(ROOT)}:{line} {what}" for p in _sources(*GROUPED_READERS) + [ROOT / "train.py"]
+           if not p.is_relative_to(ROOT / "msenv" / "config") for line, what in _flat_reads(ast.parse(p.read_text()))]
+    assert not bad, "flat reads of grouped fields (read them through their group):\n" + "\n".join(bad)
+
+
+def test_the_flat_read_scan_finds_each_read():
+    tree = ast.parse("cfg.p_dl_dbm\nself.config.base.csi\ncfg.radio.p_dl_dbm\nROUND_PARAM.bandwidth_hz\n"
+                     "env_config(i).trace_source\nctx.t_draft\ncfg.episode_length\nx.dynamics.csi")
+    assert [w for _, w in _flat_reads(tree)] == ["cfg.p_dl_dbm", "self.config.base.csi", "env_config(i).trace_source"]

@@ -218,8 +218,8 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     else:
         seen = {"oracle": "the gains the correction will use", "decision": "the gains at decision time (the "
                 "correction uses them evolved over the round's computation time)",
-                "statistical": "only the large-scale gains β"}[cfg.csi]
-        alpha = ("each device's α" if cfg.alpha_observed else
+                "statistical": "only the large-scale gains β"}[cfg.dynamics.csi]
+        alpha = ("each device's α" if cfg.dynamics.alpha_observed else
                  f"its belief about α ({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
         knows = (f"A server sees {alpha}, and {seen}. The truth of every round — the true α and the gains the "
                  "correction used — is in `info` (`alpha`, `g_ul_corr`, `g_dl_corr`) for analysis, and in "

@@ -42,17 +42,17 @@ _task_ufunc = ufunc(["i8(f8, i8)"], _task_scalar)
 
 def task_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """Task indices (uniform over ``cfg.tasks``) from uniforms."""
-    return _task_ufunc(u, len(cfg.tasks))
+    return _task_ufunc(u, len(cfg.acceptance.tasks))
 
 
 def task_alpha(task: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """The mean acceptance rate of each task index."""
-    return np.asarray(cfg.acceptance_rates)[task]
+    return np.asarray(cfg.acceptance.acceptance_rates)[task]
 
 
 def request_length(u_len, task, cfg: SystemConfig):
     """A request's length in tokens, geometric with its task's mean."""
-    return acceptance.geometric_from_uniform(u_len, np.asarray(cfg.request_mean_tokens)[task])
+    return acceptance.geometric_from_uniform(u_len, np.asarray(cfg.dynamics.request_mean_tokens)[task])
 
 
 def complex_links(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
@@ -70,16 +70,16 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
     :class:`~msenv.state.State`."""
     fields: dict[str, np.ndarray | None] = {}
     g_ul = g_dl = None
-    if cfg.channel_dynamics == "gauss_markov":
+    if cfg.dynamics.channel_dynamics == "gauss_markov":
         h = complex_links(u[:, lay["fading"]], cfg)
-        lo, hi = cfg.speed_range_mps
+        lo, hi = cfg.dynamics.speed_range_mps
         speed = lo + (hi - lo) * u[:, lay["speed"]]
-        fields.update(h=h, w=complex_links(u[:, lay["w"]], cfg), doppler=channel.doppler_hz(speed, cfg.carrier_hz))
+        fields.update(h=h, w=complex_links(u[:, lay["w"]], cfg), doppler=channel.doppler_hz(speed, cfg.dynamics.carrier_hz))
         g = channel.power_gain(h, beta[:, None])
         g_ul, g_dl = g[:, 0], g[:, -1]
-    if cfg.alpha_dynamics != "fixed":
+    if cfg.dynamics.alpha_dynamics != "fixed":
         length = request_length(u[:, lay["length"]], task, cfg)
-        a0, b0 = acceptance.beta_prior(task_alpha(task, cfg), cfg.alpha_concentration)
+        a0, b0 = acceptance.beta_prior(task_alpha(task, cfg), cfg.dynamics.alpha_concentration)
         alpha_req = acceptance.beta_from_uniform(u[:, lay["alpha"]], a0, b0)
         pool_u = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
         pool_task = task_from_uniform(pool_u[..., 0], cfg)
@@ -87,16 +87,16 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
         # α by the step kernel when the request starts (an inverse Beta CDF costs ≈ 1 µs)
         pool = np.stack([pool_task, pool_len, pool_u[..., 2]], axis=-1).astype(float)  # exact: ints < 2^53
         fields.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
-        if cfg.alpha_dynamics == "markov":
+        if cfg.dynamics.alpha_dynamics == "markov":
             hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
             fields["hard"] = hard
-            alpha = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
+            alpha = acceptance.markov_alpha(alpha_req, hard, cfg.dynamics.markov_delta)
         else:
             alpha = alpha_req
         if cfg.belief == "beta":
             fields.update(post_a=a0, post_b=b0)
     elif cfg.belief == "beta":
-        a0, b0 = acceptance.beta_prior(alpha, cfg.alpha_concentration)
+        a0, b0 = acceptance.beta_prior(alpha, cfg.dynamics.alpha_concentration)
         fields.update(post_a=a0, post_b=b0)
     if cfg.belief == "grid":
         fields["belief"] = acceptance.grid_belief(cfg)["prior"][task]
@@ -304,8 +304,8 @@ def _constants(cfg: SystemConfig) -> Tables:
     stand-ins without the grid)."""
     grid = cfg.belief == "grid"
     g = acceptance.grid_belief(cfg) if grid else {"alpha": NO_CELLS, "likelihoods": _NO_LIK, "prior": NO_BELIEF}
-    tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration),
-                             cfg.request_mean_tokens])
+    tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance.acceptance_rates), cfg.dynamics.alpha_concentration),
+                             cfg.dynamics.request_mean_tokens])
     return Tables(step_offsets(cfg), step_constants(cfg), g["alpha"], g["likelihoods"], g["prior"], tasks)
 
 

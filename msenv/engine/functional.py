@@ -43,7 +43,7 @@ def engine_for(config: SystemConfig) -> Engine:
     :class:`~msenv.engine.kinds.DynamicEngine`."""
     if not isinstance(config, SystemConfig):
         raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
-    if config.trace_source is not None:
+    if config.traces.trace_source is not None:
         return TraceEngine(config)
     return PaperEngine(config) if config.is_paper_scenario else DynamicEngine(config)
 

@@ -109,13 +109,13 @@ class Engine:
         cfg = self.config
         lay = draw_layout(cfg)["reset"]
         distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
-        beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
+        beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.channel.pathloss_exponent)
         task = dynamics.task_from_uniform(u[:, lay["task"]], cfg)
         alpha = dynamics.task_alpha(task, cfg)
-        s_lo, s_hi = cfg.draft_scale_range
-        t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
-        p_ul = _budget(u[:, lay["p_ul"].start], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
-        p_dl = _budget(u[:, lay["p_dl"].start], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
+        s_lo, s_hi = cfg.compute.draft_scale_range
+        t_draft = cfg.compute.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
+        p_ul = _budget(u[:, lay["p_ul"].start], cfg.radio.p_ul_dbm, cfg.radio.p_ul_dbm_range)
+        p_dl = _budget(u[:, lay["p_dl"].start], cfg.radio.p_dl_dbm, cfg.radio.p_dl_dbm_range)
         alpha, g_ul, g_dl, extra = dynamics.reset_fields(u, lay, task, alpha, beta, cfg)
         if g_ul is None:
             g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
@@ -260,7 +260,7 @@ class DynamicEngine(Engine):
     name = "dynamics"
 
     def _extra_info(self):
-        return DYNAMIC_INFO + (REQUEST_INFO if self.config.alpha_dynamics != "fixed" else ())
+        return DYNAMIC_INFO + (REQUEST_INFO if self.config.dynamics.alpha_dynamics != "fixed" else ())
 
     def step(self, u, state, gamma):
         return dynamics.step(u, state, _rows(gamma), self.config)

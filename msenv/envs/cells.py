@@ -70,14 +70,14 @@ def flat_fields(config: SystemConfig | CellConfig) -> dict[str, Any]:
 def pad_observation(obs: np.ndarray, cell: SystemConfig, t_draft: np.ndarray, k_max: int) -> np.ndarray:
     """The padded observation (module docstring) of a single-cell observation ``obs`` of ``cell``
     whose devices draft at ``t_draft`` s per token [K], in ``k_max`` device slots."""
-    return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.t_draft_ref_s, k_max)
+    return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.compute.t_draft_ref_s, k_max)
 
 
 def config_label(config: SystemConfig | CellConfig) -> str:
     """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
     if isinstance(config, CellConfig):
         return f"{config.base.preset}, cells of K {config.k_range[0]}…{config.k_range[1]} (k_max {config.k_max})"
-    return f"{config.preset}, K={config.num_devices}, P_dl={config.p_dl_dbm:g} dBm"
+    return f"{config.preset}, K={config.num_devices}, P_dl={config.radio.p_dl_dbm:g} dBm"
 
 
 def config_from_dict(data: dict[str, Any]) -> SystemConfig | CellConfig:
@@ -278,7 +278,7 @@ class MultiSpinCellsEnv(gym.Env):
         if self._renderer is None:
             from .render import RoundRenderer
 
-            self._renderer = RoundRenderer(self.config.base.distance_range_m[1])
+            self._renderer = RoundRenderer(self.config.base.channel.distance_range_m[1])
         k = self.cell.num_devices
         last = None if self._last is None else {key: (v[:k] if isinstance(v, np.ndarray) else v)
                                                   for key, v in self._last.items()}

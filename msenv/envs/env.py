@@ -109,7 +109,7 @@ class MultiSpinEnv(gym.Env):
         self.config, self._engine = cfg, engine_for(cfg)
         self._engine.warm_up()
         self._n_reset = self._engine.reset_draws
-        self._length, self._scale = cfg.episode_length, cfg.reward_scale  # read on every step
+        self._length, self._scale = cfg.episode.episode_length, cfg.episode.reward_scale  # read on every step
         self._u_step = np.empty((1, self._engine.step_draws))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
@@ -204,7 +204,7 @@ class MultiSpinEnv(gym.Env):
         if self._renderer is None:
             from .render import RoundRenderer
 
-            self._renderer = RoundRenderer(self.config.distance_range_m[1])
+            self._renderer = RoundRenderer(self.config.channel.distance_range_m[1])
         return self._renderer.frame(self._state.distance[0], int(self._state.t[0]), self._last_action, self._last)
 
     def close(self) -> None:

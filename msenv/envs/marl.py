@@ -90,7 +90,7 @@ class MultiSpinParallelEnv(ParallelEnv):
         if self.reward_mode == "shared":
             rewards = {a: float(reward) for a in agents}
         else:
-            per = info["tokens"] / info["latency"] * cfg.reward_scale
+            per = info["tokens"] / info["latency"] * cfg.episode.reward_scale
             rewards = {a: float(per[i]) for i, a in enumerate(agents)}
         infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
                      "goodput": info["goodput"], "latency": info["latency"]} for i, a in enumerate(agents)}

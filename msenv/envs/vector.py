@@ -95,9 +95,9 @@ class MultiSpinVectorEnv(VectorEnv):
         live = self._autoreset.playing()
         self._state, res = self._play(actions, live, draw)
         self._totals.add(res, live)
-        truncated = live & (self._state.t >= cfg.episode_length)
+        truncated = live & (self._state.t >= cfg.episode.episode_length)
         terminated = np.zeros(n, dtype=bool)
-        rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
+        rewards = np.where(live, res.goodput * cfg.episode.reward_scale, 0.0)
         info = self._engine.batch_info(res, live, self._totals.tokens, self._totals.time)
         self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state),
                                self._restart)

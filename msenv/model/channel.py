@@ -23,7 +23,7 @@ def large_scale_gain(distance_m: np.ndarray, ref_gain: float, exponent: float) -
 
 def distances_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """Device-to-server distances d_k ~ U[d_min, d_max] (model §2) from uniforms u ∈ [0, 1)."""
-    lo, hi = cfg.distance_range_m
+    lo, hi = cfg.channel.distance_range_m
     return lo + (hi - lo) * u
 
 
@@ -55,7 +55,7 @@ def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> t
     ``"reciprocal"`` (one draw serves both directions).
     """
     h = _exp1_ufunc(u)
-    if cfg.fading == "independent":
+    if cfg.channel.fading == "independent":
         k = beta.shape[-1]
         return beta * h[..., :k], beta * h[..., k:]
     g = beta * h

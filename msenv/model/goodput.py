@@ -66,9 +66,9 @@ def communication_time(
         p_dl_w=cfg.p_dl_w if p_dl_w is None else p_dl_w,
         n0_ul_w_hz=cfg.n0_server_w_hz,
         n0_dl_w_hz=cfg.n0_device_w_hz,
-        bandwidth_hz=cfg.bandwidth_hz,
+        bandwidth_hz=cfg.radio.bandwidth_hz,
         bits=cfg.payload_bits,
-        policy=cfg.mode_policy if policy is None else policy,
+        policy=cfg.radio.mode_policy if policy is None else policy,
         coins=coins,
         presorted=presorted,
         full=full,
@@ -133,7 +133,7 @@ def evaluate_round(
     not goodput (``tokens`` counts at most the cap; ``served`` counts them all). One compiled
     kernel serves a single round and a batch alike.
     """
-    policy = cfg.mode_policy if policy is None else policy
+    policy = cfg.radio.mode_policy if policy is None else policy
     if policy == "random" and coins is None:
         raise ValueError("policy='random' needs coins (uniform draws, one per device)")
     gamma = np.asarray(gamma)
@@ -195,7 +195,7 @@ def round_params(cfg: SystemConfig, policy: str) -> np.ndarray:
         raise ValueError(f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'")
     t0, t1, t2, t3, drafting = latency.verify_args(cfg)
     return pack(RoundParams(
-        n0_ul_w_hz=cfg.n0_server_w_hz, n0_dl_w_hz=cfg.n0_device_w_hz, bandwidth_hz=cfg.bandwidth_hz,
+        n0_ul_w_hz=cfg.n0_server_w_hz, n0_dl_w_hz=cfg.n0_device_w_hz, bandwidth_hz=cfg.radio.bandwidth_hz,
         payload_bits=cfg.payload_bits, policy=reactive.POLICIES.index(policy), t_verify_base_s=t0,
         t_verify_per_device_s=t1, t_verify_per_token_s=t2, t_verify_per_padded_token_s=t3,
         drafting_only=float(drafting)))
@@ -208,7 +208,7 @@ def in_batch(gamma: np.ndarray, cfg: SystemConfig):
     """Which devices the verification pass serves (model §4 [R]): all of them
     (``verify_batch="all"``: a device with γ_k = 0 still gets the target model's next token) or
     only the drafting ones (``"drafting"``: a device with γ_k = 0 is not verified and gets nothing)."""
-    return True if cfg.verify_batch == "all" else np.asarray(gamma) > 0
+    return True if cfg.compute.verify_batch == "all" else np.asarray(gamma) > 0
 
 
 def saa_objective(
@@ -243,7 +243,7 @@ def saa_objective(
         return tokens / (t_cmp + t_com.mean(axis=-1))
     if objective == "mean_of_ratios":
         acc = acceptance.accepted_tokens(first_rejection[None], gammas[:, None])
-        tokens = ((acc + 1) * (served if cfg is None or cfg.verify_batch == "all" else served[:, None])).sum(axis=-1)
+        tokens = ((acc + 1) * (served if cfg is None or cfg.compute.verify_batch == "all" else served[:, None])).sum(axis=-1)
         return (tokens / (t_cmp[:, None] + t_com)).mean(axis=-1)
     raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
 
@@ -276,5 +276,5 @@ def expected_goodput(
         coins=None if coins is None else coins[None], policy=policy, full=False,
     )
     t_cmp = latency.compute_latency(gammas, t_draft, cfg)  # [C]
-    objective = cfg.saa_objective if objective is None else objective
+    objective = cfg.saa.saa_objective if objective is None else objective
     return saa_objective(objective, gammas, t_cmp, sol.t_com, alpha, first_rejection, cfg)
