@@ -14,6 +14,7 @@ from .bayes_trace import TraceFilterSAA
 from .base import ContextPredictor, Controller, check_output
 from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
                      OracleGreedy, PlugInGreedy, greedy_search, local_search)
+from .saa import SAAConfig
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
 #: name → factory, for the CLI and experiments
@@ -71,7 +72,7 @@ __all__ = [
     "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
     "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
-    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "TraceFilterSAA", "best_uniform", "check_output",
+    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "SAAConfig", "TraceFilterSAA", "best_uniform", "check_output",
     "greedy_search", "local_search", "make_controller",
 ]
 

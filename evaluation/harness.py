@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -161,12 +162,15 @@ def parse_entry(spec: str) -> Entry:
 
 @dataclass
 class ControllerFactory:
-    """Picklable controller factory (for spawned workers)."""
+    """Picklable controller factory (for spawned workers): the controller ``name`` made with the
+    keyword arguments ``settings`` (``(keyword, value)`` pairs, e.g. ``(("objective",
+    "mean_of_ratios"),)`` for an SAA controller)."""
 
     name: str
+    settings: tuple[tuple[str, Any], ...] = ()
 
     def __call__(self) -> Controller:
-        return make_controller(self.name)
+        return make_controller(self.name, **dict(self.settings))
 
 
 def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:

@@ -59,6 +59,8 @@ class Job:
     seed: int
     drop: int
     agent: str | None = None
+    #: the controller's keyword arguments, as (keyword, value) pairs (a sensitivity reading's)
+    settings: tuple[tuple[str, Any], ...] = ()
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -68,7 +70,7 @@ def run_job(job: Job) -> dict[str, Any]:
 
         controller = load_agent(job.agent)
     else:
-        controller = ControllerFactory(job.controller)()
+        controller = ControllerFactory(job.controller, job.settings)()
     cfg = job.config if job.policy is None else job.config.replace(mode_policy=job.policy)
     st: EpisodeStats = run_episode(controller, cfg, job.seed, job.scheme, job.drop)
     out = {k: v for k, v in asdict(st).items() if k in METRICS or k == "decision_ms"}
@@ -112,45 +114,55 @@ def _run(jobs: list[Job], x_name: str, workers: int, progress: bool, ray_address
 
 # --------------------------------------------------------------------------- figures
 # Each figure is a job builder (``*_jobs``: the drops to play) and its runner. ``overrides`` are
-# config fields applied on top of the pair's preset (the sensitivity study's readings).
+# config fields applied on top of the pair's preset, ``settings`` the controllers' keyword arguments
+# (the sensitivity study's readings).
 def fig7_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
               p_dl_dbm: Sequence[float] = (10, 15, 20, 25, 30, 35, 40), num_devices: int = 20, p_ul_dbm: float = 10.0,
-              figure: str = "fig7", overrides: dict[str, Any] | None = None) -> list[Job]:
+              figure: str = "fig7", overrides: dict[str, Any] | None = None,
+              settings: dict[str, Any] | None = None) -> list[Job]:
     base = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul_dbm, episode_length=rounds, **(overrides or {}))
-    return [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d)
-            for p in p_dl_dbm for d in range(drops)]
+    kw = _settings(settings)
+    return [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d,
+                settings=kw) for p in p_dl_dbm for d in range(drops)]
 
 
 def fig9_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
               ks: Sequence[int] = (5, 10, 15, 20, 25, 30, 35, 40), ratios: Sequence[float] = (4, 16),
               schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), figure: str = "fig9",
-              overrides: dict[str, Any] | None = None) -> list[Job]:
-    jobs = []
+              overrides: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> list[Job]:
+    jobs, kw = [], _settings(settings)
     for ratio in ratios:
         for k in ks:
             p_ul, p_dl = total_power_split(k, ratio)
             cfg = preset(pair, num_devices=int(k), p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
                          **(overrides or {}))
             for scheme in schemes:
-                jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d)
-                         for d in range(drops)]
+                jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d,
+                             settings=kw) for d in range(drops)]
     return jobs
 
 
 def fig11_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
                ratios: Sequence[float] = (1, 4, 16, 64), num_devices: int = 20,
                controllers: Sequence[str] = ("greedy-saa", "optimal-uniform", "computation-only", "local-search"),
-               agent: str | None = None, figure: str = "fig11", overrides: dict[str, Any] | None = None) -> list[Job]:
-    jobs = []
+               agent: str | None = None, figure: str = "fig11", overrides: dict[str, Any] | None = None,
+               settings: dict[str, Any] | None = None) -> list[Job]:
+    jobs, kw = [], _settings(settings)
     for ratio in ratios:
         p_ul, p_dl = total_power_split(num_devices, ratio)
         cfg = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
                      **(overrides or {}))
         for name in controllers:
-            jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d) for d in range(drops)]
+            jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d, settings=kw)
+                     for d in range(drops)]
         if agent is not None:
             jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent)) for d in range(drops)]
     return jobs
+
+
+def _settings(settings: dict[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """A job's controller settings: ``settings`` as sorted (keyword, value) pairs."""
+    return tuple(sorted((settings or {}).items()))
 
 
 def fig7(workers: int = 2, progress: bool = True, ray_address: str | None = None, **kwargs: Any):

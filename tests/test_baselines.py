@@ -17,7 +17,7 @@ from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 from msenv.engine.functional import RoundContext
 from msenv.model.goodput import expected_goodput
-from baselines.saa import SAAEstimator
+from baselines.saa import SAAConfig, SAAEstimator
 
 
 def _context(seed=0, **overrides):
@@ -281,6 +281,6 @@ def test_budgeted_greedy_is_the_greedy_without_a_budget_and_cuts_its_samples_wit
         gamma = tight.act(env.context)
         assert gamma.shape == (8,) and gamma.min() >= 0 and gamma.max() <= cfg.gamma_max
         env.step(gamma)
-    assert 16 <= tight._n < cfg.n_saa
+    assert 16 <= tight._n < SAAConfig().n_saa
     with pytest.raises(ValueError, match="budget_ms=0"):
         BudgetedGreedy(budget_ms=0)

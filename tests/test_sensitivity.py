@@ -64,9 +64,14 @@ def test_claims_against_hand_built_drops():
 
 
 def test_readings_are_valid_configs_and_unknown_ones_rejected(tmp_path):
+    from baselines import make_controller
     from msenv import preset
 
     for name, over in readings().items():
-        preset("qwen2.5", **over)  # every reading is a valid config
+        over = dict(over)
+        settings = over.pop("settings", {})
+        preset("qwen2.5", **over)  # every reading is a valid config …
+        for controller in ("greedy-saa", "optimal-uniform", "computation-only"):
+            make_controller(controller, **settings)  # … and valid settings of the controllers it plays
     with pytest.raises(ValueError, match="reading 'nope' is not known"):
         run_sensitivity(tmp_path, only=["nope"], progress=False)

@@ -370,6 +370,7 @@ def configuration_page() -> str:
     import typing
 
     from msenv.config import GROUPS, PRESETS, SystemConfig, config_fields, field_docs
+    from msenv.config.deprecation import REMOVED_IN, SAA_FIELDS
 
     hints = {None: typing.get_type_hints(SystemConfig), **{g: typing.get_type_hints(c) for g, c in GROUPS.items()}}
     docs = field_docs()
@@ -391,10 +392,18 @@ def configuration_page() -> str:
             "`ValueError` naming the field, the value and what is allowed; an unknown name raises Python's "
             "`TypeError`. [R] marks a reconstructed choice of the [model](../model.md).\n\n"
             + "Each field belongs to a group of one concern (`cfg.radio`, `cfg.channel`, `cfg.compute`, "
-            "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.saa`; the first three fields are "
+            "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.traces`; the first three fields are "
             "`SystemConfig`'s own); it is read and set by its flat name all the same (`cfg.p_dl_dbm` is "
-            "`cfg.radio.p_dl_dbm`). One table per group follows.\n"
-            + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
+            "`cfg.radio.p_dl_dbm`: the flat names are for users; msenv's own code reads a field through its "
+            "group). One table per group follows.\n"
+            + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets
+            + "\n\n## Deprecated\n\n" + _table(["field", "since 0.6", "removed in"], [
+                [f"`{name}`", f"`baselines.saa.SAAConfig.{name}`; a controller's `"
+                 f"{'n_samples' if name == 'n_saa' else 'objective'}`", f"msenv {REMOVED_IN}"]
+                for name in SAA_FIELDS])
+            + "\nThe SAA controllers' settings are theirs (`make_controller('greedy-saa', n_samples=4000)`). "
+            "A config given one with a value other than its default still sets the controllers' defaults, "
+            "with a `DeprecationWarning`, until it is removed.\n")
 
 
 def controllers_page() -> str:

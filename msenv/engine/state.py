@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.acceptance import BELIEF_CODES, grid_belief
-from ..config.system import ALPHA_DYNAMICS, SystemConfig
+from ..config.groups import ALPHA_DYNAMICS
+from ..config.system import SystemConfig
 from ..model.goodput import round_params
 from .observation import device_features
 from ..model.slots import StepDraws, StepParams, pack

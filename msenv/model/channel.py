@@ -94,7 +94,7 @@ def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndar
 # ---------------------------------------------------------------------- dynamics (model §11)
 def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     """Maximum Doppler shift f_D = v·f_c / c."""
-    from ..config.system import SPEED_OF_LIGHT
+    from ..config.groups import SPEED_OF_LIGHT
 
     return np.asarray(speed_mps) * (carrier_hz / SPEED_OF_LIGHT)
 

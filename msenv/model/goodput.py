@@ -267,7 +267,9 @@ def expected_goodput(
 
     ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
     numbers). Returns [C]. :class:`baselines.saa.SAAEstimator` computes the same numbers
-    incrementally (re-solving only the samples whose rejected set changes).
+    incrementally (re-solving only the samples whose rejected set changes). ``objective``: as
+    :func:`saa_objective`; None is ``"ratio"`` (or, until msenv 0.7, the deprecated
+    ``saa_objective`` a config was given).
     """
     gammas = np.atleast_2d(np.asarray(gammas))
     rej = acceptance.rejected(first_rejection[None], gammas[:, None])  # [C, S, K]
@@ -276,5 +278,5 @@ def expected_goodput(
         coins=None if coins is None else coins[None], policy=policy, full=False,
     )
     t_cmp = latency.compute_latency(gammas, t_draft, cfg)  # [C]
-    objective = cfg.saa.saa_objective if objective is None else objective
+    objective = cfg.saa_objective if objective is None else objective
     return saa_objective(objective, gammas, t_cmp, sol.t_com, alpha, first_rejection, cfg)
