@@ -4,6 +4,7 @@ kernels read their parameter blocks by named slot, private names stay in their m
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -332,26 +333,61 @@ def test_the_kind_scan_finds_each_read():
                                                               "hasattr(c, 'k_range')", ".pads_cells"])
 
 
-def test_the_0_5_import_paths_are_the_modules_at_their_new_paths():
+def test_the_0_5_import_paths_are_the_modules_at_their_new_paths(monkeypatch):
+    """Each old path of ``msenv.MOVED`` is the module at its new path, imported (or read as an
+    attribute of msenv) with a DeprecationWarning that names the new path and msenv 0.7."""
     import importlib
     import pickle
+    import re
+    import sys
 
     import msenv
 
     for old, new in msenv.MOVED.items():
         if old.endswith(("sb3", "marl")):
             pytest.importorskip({"sb3": "stable_baselines3", "marl": "pettingzoo"}[old.rpartition(".")[2]])
-        module = importlib.import_module(old)
+        monkeypatch.delitem(sys.modules, old, raising=False)  # forgotten, so that importing it warns again
+        with pytest.warns(DeprecationWarning, match=rf"^{re.escape(old)} is {re.escape(new)} since msenv 0\.6: "
+                                                    rf"import {re.escape(new)} \(.*removed in msenv 0\.7\)$"):
+            module = importlib.import_module(old)
         assert module is importlib.import_module(new)
         assert module.__spec__.name == new and module.__name__ == new
-        assert getattr(msenv, old.rpartition(".")[2]) is module
-    from msenv.cells import CellConfig
-    from msenv.env import MultiSpinEnv
+        if old.count(".") == 1:
+            monkeypatch.delattr(msenv, old.rpartition(".")[2], raising=False)
+            with pytest.warns(DeprecationWarning, match=re.escape(new)) as record:
+                assert getattr(msenv, old.rpartition(".")[2]) is module
+            assert [w.filename for w in record] == [__file__]
+    for old in ("msenv.cells", "msenv.env"):
+        monkeypatch.delitem(sys.modules, old)
+    with pytest.warns(DeprecationWarning):
+        from msenv.cells import CellConfig
+    with pytest.warns(DeprecationWarning):
+        from msenv.env import MultiSpinEnv
 
     assert MultiSpinEnv is msenv.MultiSpinEnv
     assert pickle.loads(pickle.dumps(CellConfig())) == CellConfig()
     with pytest.raises(AttributeError):
         msenv.no_such_module  # noqa: B018
+
+
+def test_no_code_imports_a_moved_path():
+    """The project's own code, docs and settings name the new paths (the old ones warn): no
+    ``msenv.cells`` nor ``baselines.harness`` outside the changelog's history, the shims and the
+    lines that say which release a path belongs to (a comment naming the 0.6 path its shim runs)."""
+    import msenv
+    import baselines
+
+    old = sorted([*msenv.MOVED, *baselines.MOVED], key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, old)) + r")\b(?![\w/]*\.py)")
+    files = [p for d in (*GROUPED_READERS, ROOT / "docs", ROOT / "agents" / "hyperparams") for p in d.rglob("*")
+             if p.suffix in (".py", ".md", ".yml", ".toml") and not {"_build", "generated"} & set(p.parts)]
+    allowed = {ROOT / "docs" / "changelog.md", ROOT / "msenv" / "__init__.py", ROOT / "baselines" / "__init__.py",
+               ROOT / "evaluation" / "benchmark" / "check.py"}  # (the command the result files of 0.6 record)
+    bad = [f"{p.relative_to(ROOT)}:{i}: {m.group(1)}" for p in sorted(set(files) | {ROOT / "README.md",
+           ROOT / "train.py", ROOT / "pyproject.toml"}) if p not in allowed
+           for i, line in enumerate(p.read_text().splitlines(), 1) if not re.search(r"\b0\.[567]\b", line)
+           for m in pattern.finditer(line)]
+    assert not bad, "old module paths (use the new ones):\n" + "\n".join(bad)
 
 
 def test_baselines_holds_only_the_controllers():

@@ -67,7 +67,7 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
                  cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, dict]:
     """The model §11 part of a new episode from the reset uniforms ``u`` (slices ``lay``): returns
     the first round's α, the decision gains (None unless Gauss–Markov) and the §11 fields of
-    :class:`~msenv.state.State`."""
+    :class:`~msenv.engine.state.State`."""
     fields: dict[str, np.ndarray | None] = {}
     g_ul = g_dl = None
     if cfg.dynamics.channel_dynamics == "gauss_markov":
@@ -133,8 +133,8 @@ class Inputs(NamedTuple):
 class Tables(NamedTuple):
     """The config's constants of a §11 round (:func:`_constants`)."""
 
-    offsets: np.ndarray  #: int, :class:`~msenv.slots.StepDraws` offsets into a step's uniforms
-    consts: np.ndarray  #: :class:`~msenv.slots.RoundParams` then :class:`~msenv.slots.StepParams`
+    offsets: np.ndarray  #: int, :class:`~msenv.model.slots.StepDraws` offsets into a step's uniforms
+    consts: np.ndarray  #: :class:`~msenv.model.slots.RoundParams` then :class:`~msenv.model.slots.StepParams`
     cells: np.ndarray  #: the grid belief's α cells
     likelihoods: np.ndarray  #: the grid filter's likelihoods
     prior: np.ndarray  #: per task, the grid belief of a new request
@@ -142,16 +142,16 @@ class Tables(NamedTuple):
 
 
 class Outputs(NamedTuple):
-    """The blocks a §11 round writes (:mod:`msenv.slots` names their rows)."""
+    """The blocks a §11 round writes (:mod:`msenv.model.slots` names their rows)."""
 
-    ints: np.ndarray  #: int64 :class:`~msenv.slots.Ints` rows [rows, B, K]
-    reals: np.ndarray  #: :class:`~msenv.slots.Reals` rows of the round kernel
+    ints: np.ndarray  #: int64 :class:`~msenv.model.slots.Ints` rows [rows, B, K]
+    reals: np.ndarray  #: :class:`~msenv.model.slots.Reals` rows of the round kernel
     rejected: np.ndarray  #: bool [B, K]
     modes: np.ndarray  #: int8 [B, K]
-    per_round: np.ndarray  #: :class:`~msenv.slots.PerRound` rows [rows, B]
-    flt: np.ndarray  #: :class:`~msenv.slots.DynamicFloats` rows [rows, B, K]
-    flags: np.ndarray  #: :class:`~msenv.slots.DynamicFlags` rows [rows, B, K]
-    hc: np.ndarray  #: complex :class:`~msenv.slots.ComplexRows` rows [rows, B, L, K]
+    per_round: np.ndarray  #: :class:`~msenv.model.slots.PerRound` rows [rows, B]
+    flt: np.ndarray  #: :class:`~msenv.model.slots.DynamicFloats` rows [rows, B, K]
+    flags: np.ndarray  #: :class:`~msenv.model.slots.DynamicFlags` rows [rows, B, K]
+    hc: np.ndarray  #: complex :class:`~msenv.model.slots.ComplexRows` rows [rows, B, L, K]
     belief_next: np.ndarray  #: the grid belief after the round
     obs: np.ndarray  #: float32 [B, obs] the next observation
 

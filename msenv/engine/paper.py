@@ -23,7 +23,7 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
                 rejected, modes, per_round, obs):
     """The paper scenario's round over rows (compiled): verification outcomes from the step's
     uniforms, the round kernel, the next round's fading and its observation (model §3–§6, §8).
-    ``consts``: :func:`msenv.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
+    ``consts``: :func:`msenv.engine.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
     observation (``static_obs`` with its gain slots) into ``obs``."""
     n, k = gamma.shape
     params, step = consts[: len(ROUND_PARAM)], consts[len(ROUND_PARAM):]

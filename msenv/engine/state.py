@@ -182,14 +182,14 @@ def step_draws(cfg: SystemConfig) -> int:
 # ---------------------------------------------------------------------- the step kernels' constants
 @functools.lru_cache(maxsize=64)
 def step_offsets(cfg: SystemConfig) -> np.ndarray:
-    """Where each part of a step's uniforms starts (:class:`~msenv.slots.StepDraws`), int64."""
+    """Where each part of a step's uniforms starts (:class:`~msenv.model.slots.StepDraws`), int64."""
     lay = layout(cfg)["step"]
     return pack(StepDraws(*(lay[name].start if name in lay else 0 for name in StepDraws._fields)), np.int64)
 
 
 @functools.lru_cache(maxsize=64)
 def step_params(cfg: SystemConfig) -> np.ndarray:
-    """The step kernels' constants for ``cfg`` (:class:`~msenv.slots.StepParams`)."""
+    """The step kernels' constants for ``cfg`` (:class:`~msenv.model.slots.StepParams`)."""
     belief = BELIEF_CODES[cfg.belief]
     return pack(StepParams(
         gamma_cap=cfg.gamma_max + 1.0,
@@ -211,7 +211,7 @@ def step_params(cfg: SystemConfig) -> np.ndarray:
 @functools.lru_cache(maxsize=64)
 def step_constants(cfg: SystemConfig) -> np.ndarray:
     """One block for a step kernel: the round kernel's parameters
-    (:func:`msenv.goodput.round_params` under the config's policy) followed by
+    (:func:`msenv.model.goodput.round_params` under the config's policy) followed by
     :func:`step_params` — the kernel splits it at ``len(RoundParams)`` (one argument fewer to
     dispatch on every step)."""
     return np.concatenate([round_params(cfg, cfg.radio.mode_policy), step_params(cfg)])

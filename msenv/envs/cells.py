@@ -4,7 +4,7 @@
 distribution of a :class:`CellConfig`: the number of devices K, the spread of drafting speeds,
 and — through the base :class:`~msenv.config.SystemConfig` — distances, UL/DL budgets (its
 ``p_*_dbm_range`` fields), tasks and, optionally, the model §11 dynamics. The cell's episode is
-then exactly the episode of a :class:`~msenv.env.MultiSpinEnv` of that cell (same seed, same
+then exactly the episode of a :class:`~msenv.envs.env.MultiSpinEnv` of that cell (same seed, same
 trajectory), so every controller and formula is the one of the single-cell ids. The env is the
 batched cells core (:class:`CellBatch`, over the engine's padded rows, :mod:`msenv.engine.cells`)
 with one row; :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` is the same with N.
@@ -160,7 +160,7 @@ class MultiSpinCellsEnv(gym.Env):
     Args:
         config: a :class:`CellConfig`, a dict of its fields (SystemConfig fields go to the base), or
             None (the defaults).
-        render_mode: as :class:`~msenv.env.MultiSpinEnv`.
+        render_mode: as :class:`~msenv.envs.env.MultiSpinEnv`.
         **overrides: generator or SystemConfig fields (e.g. ``k_range=(200, 200), k_max=200``);
             any other keyword raises ``TypeError``.
     """
@@ -189,7 +189,7 @@ class MultiSpinCellsEnv(gym.Env):
         """Draw a cell and start its episode. Episode seed: ``seed`` when given, else the next draw
         of a generator seeded by the last given seed; the cell comes from :func:`cell_rng` of it, the
         episode itself is the single-cell env's ``reset(seed=…)``, so a cell of fixed K and spread
-        replays :class:`~msenv.env.MultiSpinEnv` exactly. ``options={"config": {...}}`` changes the
+        replays :class:`~msenv.envs.env.MultiSpinEnv` exactly. ``options={"config": {...}}`` changes the
         generator's or the base's fields (not those that change the layout)."""
         super().reset(seed=seed)
         if options and "config" in options:
@@ -299,7 +299,7 @@ _ONE = np.ones(1, dtype=bool)
 
 
 def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:
-    """The env of a config: a :class:`~msenv.env.MultiSpinEnv` for a SystemConfig, a
+    """The env of a config: a :class:`~msenv.envs.env.MultiSpinEnv` for a SystemConfig, a
     :class:`MultiSpinCellsEnv` (a new cell per episode) for a :class:`CellConfig`."""
     cls = MultiSpinCellsEnv if isinstance(config, CellConfig) else MultiSpinEnv
     return cls(config, render_mode=render_mode)

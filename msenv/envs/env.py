@@ -9,7 +9,7 @@ shared round kernel (:mod:`msenv.model.goodput`); what it shares with the other 
 - Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.engine.observation`.
 - Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
 - Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
-- ``info``: numbers and arrays only (see :data:`INFO_KEYS`).
+- ``info``: numbers and arrays only (see :data:`~msenv.engine.kinds.INFO_KEYS`).
 - ``env.unwrapped.context``: the upcoming round's :class:`~msenv.engine.context.RoundContext`.
 """
 

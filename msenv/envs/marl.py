@@ -1,6 +1,6 @@
 """PettingZoo multi-agent variant: every device is an agent choosing its own draft length.
 
-``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.env.MultiSpinEnv`
+``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.envs.env.MultiSpinEnv`
 (same dynamics, same seeding). Agents ``device_0 … device_{K−1}``; action ``Discrete(γ_max+1)``.
 
 Local observation of device k (float32, in [−1, 1]; F = the entries of a device row of the
@@ -130,7 +130,7 @@ def parallel_env(**kwargs: Any) -> MultiSpinParallelEnv:
 
 
 class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
-    """The cell generator (:class:`msenv.cells.MultiSpinCellsEnv`) as a PettingZoo ParallelEnv:
+    """The cell generator (:class:`msenv.envs.cells.MultiSpinCellsEnv`) as a PettingZoo ParallelEnv:
     ``possible_agents`` are the ``k_max`` device slots, an episode's ``agents`` its K devices
     (``device_0 … device_{K−1}``); local observations as :class:`MultiSpinParallelEnv`'s (the
     shared means over the K devices). ``config``/``overrides``: as the cells env's."""

@@ -79,7 +79,7 @@ def communication_time(
 def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, has_cap, params,
                 ints, reals, rejected, modes, per_round):
     """The round kernel over rows (compiled): outcome → reactive solution → latency → goodput.
-    Rows of length 1 are shared; ``params`` = :func:`round_params`; outputs (:mod:`msenv.slots`):
+    Rows of length 1 are shared; ``params`` = :func:`round_params`; outputs (:mod:`msenv.model.slots`):
     ``ints`` [≥ 3, N, K] (tokens, served, accepted), ``reals`` [≥ 2, N, K] (DL power, UL delay),
     ``per_round`` [6, N] (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
     n, k = gamma.shape
@@ -176,8 +176,8 @@ def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundRe
 
 def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:
     """Output buffers of :func:`round_rows` for n rounds of K devices (``extra`` more [N, K]
-    rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.slots.Ints`,
-    :class:`~msenv.slots.Reals`)."""
+    rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.model.slots.Ints`,
+    :class:`~msenv.model.slots.Reals`)."""
     return (np.empty((len(RoundInts) + extra, n, k), np.int64), np.empty((len(RoundReals) + extra, n, k)),
             np.empty((n, k), np.bool_), np.empty((n, k), np.int8), np.empty((len(PER_ROUND), n)))
 
@@ -190,7 +190,7 @@ assert Ints._fields[: len(RoundInts)] == RoundInts and Reals._fields[: len(Round
 
 @functools.lru_cache(maxsize=256)
 def round_params(cfg: SystemConfig, policy: str) -> np.ndarray:
-    """The config's numbers as the compiled round kernel takes them (:class:`~msenv.slots.RoundParams`)."""
+    """The config's numbers as the compiled round kernel takes them (:class:`~msenv.model.slots.RoundParams`)."""
     if policy not in reactive.POLICIES:
         raise ValueError(f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'")
     t0, t1, t2, t3, drafting = latency.verify_args(cfg)
