@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from evaluation.suites import seed_refusal
 
     for flag, value, seeds in (("--seed", args.seed, range(args.seed, args.seed + max(args.env_runners, 1) + 1)),
-                               ("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))):
+                               ("--eval-seed", args.eval_seed,
+                                range(args.eval_seed, args.eval_seed + args.eval_episodes))):
         refusal = seed_refusal(flag, value, seeds)
         if refusal:
             ap.error(refusal)
@@ -146,7 +147,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print_table(rows, f"RLlib PPO vs baselines: {cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out "
                       f"episodes × {cfg.episode.episode_length} rounds (seeds {args.eval_seed}..), {steps} steps")
     ppo = next(r for r in rows if r["controller"] == "rllib-ppo")
-    print(f"RLlib PPO / GreedySAA (paired per episode): {ppo['rel_throughput']:.4f} ± {ppo['rel_throughput_ci95']:.4f}; "
+    print(f"RLlib PPO / GreedySAA (paired per episode): {ppo['rel_throughput']:.4f} ± "
+          f"{ppo['rel_throughput_ci95']:.4f}; "
           f"training {t_train:.0f} s")
     write_csv(rows, out / "comparison.csv")
     write_json({"args": vars(args), "config": cfg.to_dict(), "table": rows, "training": history,

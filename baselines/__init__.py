@@ -6,11 +6,32 @@ here until msenv 0.6: its old import paths (:data:`MOVED`) keep working until ms
 from msenv.config.deprecation import REMOVED_IN as REMOVED_IN  # the release that drops the paths of MOVED
 from msenv.config.deprecation import install
 
-from .adaptive import BestFixed, Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
-from .bayes_trace import TraceFilterSAA
+from .adaptive import (
+    BestFixed,
+    Clairvoyant,
+    HFBudget,
+    HFHeuristic,
+    KaplanMeierGreedy,
+    LastOutcome,
+    UCBBudget,
+    UCBLengths,
+)
 from .base import ContextPredictor, Controller, check_output
-from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
-                     OracleGreedy, PlugInGreedy, greedy_search, local_search)
+from .bayes_trace import TraceFilterSAA
+from .greedy import (
+    BayesianSAA,
+    BudgetedGreedy,
+    ComputationOnly,
+    ExactSAA,
+    GreedySAA,
+    LocalSearch,
+    OracleAlphaSAA,
+    OracleCSISAA,
+    OracleGreedy,
+    PlugInGreedy,
+    greedy_search,
+    local_search,
+)
 from .saa import SAAConfig
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
@@ -66,11 +87,11 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
-    "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
-    "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
+    "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget",
+    "UCBLengths", "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
-    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "SAAConfig", "TraceFilterSAA", "best_uniform", "check_output",
-    "greedy_search", "local_search", "make_controller",
+    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "SAAConfig", "TraceFilterSAA", "best_uniform",
+    "check_output", "greedy_search", "local_search", "make_controller",
 ]
 
 

@@ -23,21 +23,21 @@ Under model §11 (hidden α, stale CSI):
 from __future__ import annotations
 
 import itertools
-
 import time
 
 import numpy as np
 
-from msenv.model import latency
-from msenv.engine.functional import RoundContext
-from msenv.model.goodput import communication_time, saa_objective
 from baselines.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args, saa_config
+from msenv.engine.functional import RoundContext
+from msenv.model import latency
+from msenv.model.goodput import communication_time, saa_objective
 
 from .base import Controller
 from .simple import best_uniform
 
 
-def greedy_search(est: SAAEstimator, trace: list | None = None, deadline: float | None = None) -> tuple[np.ndarray, float]:
+def greedy_search(est: SAAEstimator, trace: list | None = None,
+                  deadline: float | None = None) -> tuple[np.ndarray, float]:
     """Paper §V greedy on an estimator's samples. Returns (γ, SAA value).
 
     ``trace`` (a list) receives ``(phase, γ, value)`` for every accepted move. ``deadline`` (a

@@ -61,9 +61,11 @@ def check_saa_args(owner: str, n_samples, objective, policy):
     if n_samples is not None and (
         isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= 10**7
     ):
-        raise ValueError(f"{owner} n_samples={n_samples!r} is invalid; allowed: None (SAAConfig's n_saa) or an integer in [1, 10000000]")
+        raise ValueError(f"{owner} n_samples={n_samples!r} is invalid; allowed: None (SAAConfig's n_saa) or an integer "
+                         "in [1, 10000000]")
     if objective is not None and objective not in SAA_OBJECTIVES:
-        raise ValueError(f"{owner} objective={objective!r} is invalid; allowed: None, {', '.join(map(repr, SAA_OBJECTIVES))}")
+        raise ValueError(f"{owner} objective={objective!r} is invalid; allowed: None, "
+                         f"{', '.join(map(repr, SAA_OBJECTIVES))}")
     if policy is not None and policy not in MODE_POLICIES:
         raise ValueError(f"{owner} policy={policy!r} is invalid; allowed: None, {', '.join(map(repr, MODE_POLICIES))}")
     return n_samples, objective, policy
@@ -257,7 +259,8 @@ class DynamicSAAEstimator:
             if ctx.h_ul is not None:  # decision-time CSI: the conditional law given what was seen
                 rho = channel.jakes_correlation(ctx.doppler_hz, t_cmp)
                 h_ul = channel.evolve_gain(ctx.h_ul, rho, self._w_ul)
-                h_dl = h_ul if self.config.channel.fading == "reciprocal" else channel.evolve_gain(ctx.h_dl, rho, self._w_dl)
+                h_dl = (h_ul if self.config.channel.fading == "reciprocal"
+                        else channel.evolve_gain(ctx.h_dl, rho, self._w_dl))
             else:  # statistical CSI: only β is known
                 h_ul = self._w_ul
                 h_dl = h_ul if self.config.channel.fading == "reciprocal" else self._w_dl

@@ -29,14 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from msenv import SystemConfig
-from msenv.envs.cells import CellConfig, make_env
-from msenv.config import MODE_POLICIES
-from msenv.envs.env import SUMMARY_KEYS, round_summary
-
 from baselines import make_controller
 from baselines.base import Controller, check_output, controller_context
+from msenv import SystemConfig
+from msenv.config import MODE_POLICIES
+from msenv.envs.cells import CellConfig, make_env
+from msenv.envs.env import SUMMARY_KEYS, round_summary
+
 from .parallel import parallel_map
+
 
 @dataclass
 class Entry:
@@ -102,7 +103,8 @@ def _first(value, k: int):
     return value[:k] if isinstance(value, np.ndarray) and value.ndim == 1 else value
 
 
-def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None,
+                episode: int = 0) -> EpisodeStats:
     """Play one episode of ``config.episode_length`` rounds; return its statistics."""
     good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
     tokens = time_ = 0.0

@@ -31,8 +31,8 @@ from msenv import preset
 from msenv.config import SystemConfig
 
 P_DL_REF_DBM, P_UL_REF_DBM = 30.0, 15.0
-METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
-           "t_cmp_ms")
+METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft",
+           "t_com_ms", "t_cmp_ms")
 
 
 def watt_to_dbm(w: float) -> float:
@@ -156,7 +156,8 @@ def fig11_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: in
             jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d, settings=kw)
                      for d in range(drops)]
         if agent is not None:
-            jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent)) for d in range(drops)]
+            jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent))
+                     for d in range(drops)]
     return jobs
 
 
@@ -260,11 +261,16 @@ def plot_fig11(rows: list[dict], path: Path, title: str) -> None:
 
 # --------------------------------------------------------------------------- one entry point
 FIGURES = {
-    "fig7": (fig7, dict(pair="qwen2.5", figure="fig7"), plot_fig7, "Fig. 7 — Qwen2.5-0.5B → 14B, K = 20, P_ul = 10 dBm"),
-    "fig8": (fig7, dict(pair="deepseek-r1", figure="fig8"), plot_fig7, "Fig. 8 — R1-Distill-Qwen-1.5B → 32B, K = 20, P_ul = 10 dBm"),
-    "fig9": (fig9, dict(pair="qwen2.5", figure="fig9"), plot_fig9, "Fig. 9 — mode selection vs K (Qwen2.5 pair), P_tot(K) fixed"),
-    "fig10": (fig9, dict(pair="deepseek-r1", figure="fig10"), plot_fig9, "Fig. 10 — mode selection vs K (DeepSeek pair), P_tot(K) fixed"),
-    "fig11": (fig11, dict(pair="qwen2.5", figure="fig11"), plot_fig11, "Fig. 11 — draft-length control, K = 20, P_tot fixed"),
+    "fig7": (fig7, dict(pair="qwen2.5", figure="fig7"), plot_fig7,
+             "Fig. 7 — Qwen2.5-0.5B → 14B, K = 20, P_ul = 10 dBm"),
+    "fig8": (fig7, dict(pair="deepseek-r1", figure="fig8"), plot_fig7,
+             "Fig. 8 — R1-Distill-Qwen-1.5B → 32B, K = 20, P_ul = 10 dBm"),
+    "fig9": (fig9, dict(pair="qwen2.5", figure="fig9"), plot_fig9,
+             "Fig. 9 — mode selection vs K (Qwen2.5 pair), P_tot(K) fixed"),
+    "fig10": (fig9, dict(pair="deepseek-r1", figure="fig10"), plot_fig9,
+              "Fig. 10 — mode selection vs K (DeepSeek pair), P_tot(K) fixed"),
+    "fig11": (fig11, dict(pair="qwen2.5", figure="fig11"), plot_fig11,
+              "Fig. 11 — draft-length control, K = 20, P_tot fixed"),
 }
 
 QUICK = {

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from baselines import best_uniform, greedy_search, local_search
+from baselines.saa import SAAEstimator
 from evaluation.harness import evaluate, parse_entry
 from evaluation.parallel import parallel_map
 from evaluation.report import summarize, write_csv
 from msenv import ENV_IDS, MultiSpinEnv, resolve_config
 from msenv.model.latency import compute_latency
-from baselines.saa import SAAEstimator
 
 HETERO = "msenv/MultiSpin-Hetero-v0"
 #: the decisions part's episodes, rounds and first seed (held out from training and the tables)

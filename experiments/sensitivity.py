@@ -163,7 +163,8 @@ def claims(raw: list[dict]) -> list[dict[str, Any]]:
 
         r_lo, r_hi = dl_ratio(ks[0]), dl_ratio(ks[-1])
         m, c = _paired(r_lo, r_hi)
-        add("C7", m - c > 0, m, c, f"all-DL / optimal {r_lo.mean():.3f} (K={ks[0]:g}) → {r_hi.mean():.3f} (K={ks[-1]:g})")
+        add("C7", m - c > 0, m, c,
+            f"all-DL / optimal {r_lo.mean():.3f} (K={ks[0]:g}) → {r_hi.mean():.3f} (K={ks[-1]:g})")
     f11 = _by(raw, "fig11")
     if f11:
         for claim, other in (("C8", "optimal-uniform"), ("C9", "computation-only")):
@@ -243,7 +244,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                     r = values.get((n, c))
                     if r is not None:
                         grid[i, j] = 1.0 if r["holds"] else 0.0
-                    text = "—" if r is None else f"{r['value']:.3f}" if c in ("C6", "C7", "C8", "C9") else f"{r['value']:.2f}"
+                    text = ("—" if r is None else f"{r['value']:.3f}" if c in ("C6", "C7", "C8", "C9")
+                            else f"{r['value']:.2f}")
                     ax.text(j, i, text, ha="center", va="center")
             ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
             ax.set_xticks(range(len(claims_)), [heads[c] for c in claims_])

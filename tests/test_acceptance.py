@@ -9,6 +9,8 @@ from scipy import special, stats
 import msenv  # noqa: F401
 from msenv import SystemConfig, acceptance
 from msenv.engine import functional as F
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 from msenv.model.acceptance import (
     accepted_tokens,
     expected_tokens,
@@ -17,8 +19,6 @@ from msenv.model.acceptance import (
     rejection_probability,
     sample_first_rejection,
 )
-from msenv.envs.env import MultiSpinEnv
-from msenv.envs.vector import MultiSpinVectorEnv
 
 N = 400_000
 

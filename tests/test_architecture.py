@@ -119,7 +119,8 @@ def test_the_scan_catches_a_numbered_access():
 
 @pytest.mark.parametrize("table,index", [
     (slots.RoundParams, slots.ROUND_PARAM), (slots.StepParams, slots.STEP_PARAM), (slots.StepDraws, slots.STEP_DRAW),
-    (slots.Ints, slots.INT_ROW), (slots.Reals, slots.REAL_ROW), (slots.PerRound, slots.PER_ROUND), (slots.DynamicFloats, slots.DYN_REAL),
+    (slots.Ints, slots.INT_ROW), (slots.Reals, slots.REAL_ROW), (slots.PerRound, slots.PER_ROUND),
+    (slots.DynamicFloats, slots.DYN_REAL),
     (slots.DynamicFlags, slots.DYN_FLAG), (slots.ComplexRows, slots.COMPLEX_ROW), (slots.Moments, slots.MOMENT),
 ])
 def test_slot_tables_number_their_fields_in_order(table, index):
@@ -374,8 +375,8 @@ def test_no_code_imports_a_moved_path():
     """The project's own code, docs and settings name the new paths (the old ones warn): no
     ``msenv.cells`` nor ``baselines.harness`` outside the changelog's history, the shims and the
     lines that say which release a path belongs to (a comment naming the 0.6 path its shim runs)."""
-    import msenv
     import baselines
+    import msenv
 
     old = sorted([*msenv.MOVED, *baselines.MOVED], key=len, reverse=True)
     pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, old)) + r")\b(?![\w/]*\.py)")

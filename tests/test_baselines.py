@@ -8,16 +8,24 @@ import numpy as np
 import pytest
 
 from baselines import (
-    ComputationOnly, ContextPredictor, ExactSAA, Fixed, GreedySAA, LocalSearch, OptimalUniform,
-    best_uniform, greedy_search, local_search,
+    ComputationOnly,
+    ContextPredictor,
+    ExactSAA,
+    Fixed,
+    GreedySAA,
+    LocalSearch,
+    OptimalUniform,
+    best_uniform,
+    greedy_search,
+    local_search,
 )
+from baselines.saa import SAAConfig, SAAEstimator
 from evaluation.evaluate import main as evaluate_main
 from evaluation.harness import ControllerFactory
 from msenv import SystemConfig
-from msenv.envs.env import MultiSpinEnv
 from msenv.engine.functional import RoundContext
+from msenv.envs.env import MultiSpinEnv
 from msenv.model.goodput import expected_goodput
-from baselines.saa import SAAConfig, SAAEstimator
 
 
 def _context(seed=0, **overrides):

@@ -39,7 +39,6 @@ import shutil
 import struct
 import subprocess
 import zlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -180,7 +179,7 @@ async function msenvCheck(win, plainNotation, wide, source) {
   for (const img of doc.images) if (img.naturalWidth === 0) out.push(`broken image: ${img.getAttribute("src")}`);
   return {faults: out, images: images};
 }
-"""
+"""  # noqa: E501 (JavaScript: its template strings stay whole)
 
 HARNESS = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0}
 iframe{border:0;display:block}</style></head><body><iframe id="f"></iframe><pre id="msenv-result"></pre>
@@ -241,8 +240,8 @@ def _label_faults(page: Path, img: dict) -> list[str]:
         return [f"figure: {src} records no label size (msenv:label-px); draw it with evaluation.report.save_figure"]
     shown = float(px) * img["shown"] / img["natural"]
     if shown + 0.05 < img["body"]:
-        return [f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "
-                f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)"]
+        return [(f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "
+                 f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)")]
     return []
 
 

@@ -110,9 +110,8 @@ def test_presets_and_resolution():
 
 
 def test_every_field_is_documented_where_declared():
-    """Each field's meaning is its ``#:`` comment in msenv/config/groups.py (and system.py), read back in declaration order
-    (the configuration reference and the CLI help are generated from it)."""
-    import dataclasses
+    """Each field's meaning is its ``#:`` comment in msenv/config/groups.py (and system.py), read
+    back in declaration order (the configuration reference and the CLI help are generated from it)."""
 
     from msenv.config import field_docs
 

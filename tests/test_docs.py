@@ -4,7 +4,6 @@ and path exists, every "model §N" is defined, and the generated pages cover eve
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import re
@@ -68,7 +67,7 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
 
 
 def test_generated_pages_cover_every_id_and_every_field(generated):
-    from msenv.config import SystemConfig, config_fields, field_docs
+    from msenv.config import config_fields, field_docs
 
     envs = (generated / "environments.md").read_text()
     for env_id in msenv.ENV_IDS:
@@ -86,7 +85,8 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
     for env_id in msenv.CELL_IDS:
         assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
     assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
-    assert msenv.__version__ == msenv_docs.RELEASES[-1] and f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
+    assert msenv.__version__ == msenv_docs.RELEASES[-1]
+    assert f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
     config = (generated / "configuration.md").read_text()
     docs = field_docs()
     for f in config_fields():
@@ -166,7 +166,8 @@ CLI_MODULES = {
     "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",
     "baselines.leaderboard": "evaluation.leaderboard",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
-    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
+    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None,
+    "tests/make_golden_dynamic.py": None,
 }
 
 

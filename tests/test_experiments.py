@@ -79,7 +79,8 @@ def test_optimal_mode_selection_never_slower_on_identical_outcomes():
 
 
 def test_cli_and_bad_arguments(tmp_path, capsys):
-    assert cli(["fig11", "--quick", "--drops", "1", "--rounds", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert cli(["fig11", "--quick", "--drops", "1", "--rounds", "2", "--workers", "1", "--out", str(tmp_path),
+                "--no-progress"]) == 0
     assert (tmp_path / "fig11.csv").exists()
     with pytest.raises(SystemExit):
         cli(["fig12"])
@@ -116,7 +117,8 @@ def test_dynamics_experiment_quick(tmp_path):
     g = gaps[0]
     pick = lambda s: np.array([float(d["throughput"]) for d in drops  # noqa: E731
                                if d["panel"] == g["panel"] and float(d["x"]) == float(g["x"]) and d["scheme"] == s])
-    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1), rel=1e-9)
+    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1),
+                                                   rel=1e-9)
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
 
 
@@ -125,9 +127,7 @@ def test_cells_experiment_quick(tmp_path):
     generalist's row from the committed agent."""
     import json
 
-    from experiments.cells import DEFAULT_AGENT, run_cells
-
-    from experiments.cells import CELL_TYPES, KS, cell_config
+    from experiments.cells import CELL_TYPES, DEFAULT_AGENT, KS, cell_config, run_cells
 
     agent = DEFAULT_AGENT if (Path(DEFAULT_AGENT) / "agent.json").exists() else None
     assert agent is not None  # the committed generalist (portable files)

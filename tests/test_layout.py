@@ -14,8 +14,21 @@ import pytest
 
 import msenv
 from msenv import layout_of
-from msenv.config import (ALPHA_BELIEFS, ALPHA_DYNAMICS, CHANNEL_DYNAMICS, CSI_MODES, FADING_MODELS, FADING_REDRAW,
-                          MODE_POLICIES, PRESETS, SAA_OBJECTIVES, VERIFY_BATCH, CellConfig, SystemConfig, config_fields)
+from msenv.config import (
+    ALPHA_BELIEFS,
+    ALPHA_DYNAMICS,
+    CHANNEL_DYNAMICS,
+    CSI_MODES,
+    FADING_MODELS,
+    FADING_REDRAW,
+    MODE_POLICIES,
+    PRESETS,
+    SAA_OBJECTIVES,
+    VERIFY_BATCH,
+    CellConfig,
+    SystemConfig,
+    config_fields,
+)
 from msenv.config.cells import K_LAWS
 from msenv.config.deprecation import SAA_FIELDS
 from msenv.envs.cells import flat_fields

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-import msenv  # noqa: F401
+import msenv
 from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 

@@ -66,7 +66,7 @@ The check recomputes the scores from the episodes, every aggregate and interval 
 and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
 changed since it was measured.
 
-"""
+"""  # noqa: E501 (a command to copy, whole)
 
 
 def _on_builder_inited(app) -> None:

@@ -5,11 +5,41 @@ other part reads it."""
 
 from .cells import CellConfig, resolve_cells
 from .deprecation import REMOVED_IN, SAA_OBJECTIVES
-from .groups import (ALPHA_BELIEFS, ALPHA_DYNAMICS, CHANNEL_DYNAMICS, CSI_MODES, FADING_MODELS, FADING_REDRAW, GROUPS,
-                     MODE_POLICIES, SPEED_OF_LIGHT, TASKS, TRACE_DRAFTERS, TRACE_SPLITS, VERIFY_BATCH, AcceptanceConfig,
-                     ChannelConfig, ComputeConfig, DynamicsConfig, EpisodeConfig, RadioConfig, TraceConfig, dbm_to_watt)
-from .system import (FIELD_NAMES, FIELD_ORDER, PRESETS, SystemConfig, check_fields, config_fields, field_docs,
-                     parse_overrides, preset, resolve_config)
+from .groups import (
+    ALPHA_BELIEFS,
+    ALPHA_DYNAMICS,
+    CHANNEL_DYNAMICS,
+    CSI_MODES,
+    FADING_MODELS,
+    FADING_REDRAW,
+    GROUPS,
+    MODE_POLICIES,
+    SPEED_OF_LIGHT,
+    TASKS,
+    TRACE_DRAFTERS,
+    TRACE_SPLITS,
+    VERIFY_BATCH,
+    AcceptanceConfig,
+    ChannelConfig,
+    ComputeConfig,
+    DynamicsConfig,
+    EpisodeConfig,
+    RadioConfig,
+    TraceConfig,
+    dbm_to_watt,
+)
+from .system import (
+    FIELD_NAMES,
+    FIELD_ORDER,
+    PRESETS,
+    SystemConfig,
+    check_fields,
+    config_fields,
+    field_docs,
+    parse_overrides,
+    preset,
+    resolve_config,
+)
 
 __all__ = [
     "ALPHA_BELIEFS", "ALPHA_DYNAMICS", "CHANNEL_DYNAMICS", "CSI_MODES", "FADING_MODELS", "FADING_REDRAW", "FIELD_NAMES",

@@ -11,8 +11,9 @@ Every field keeps its flat name for users: ``SystemConfig(p_dl_dbm=20)``, ``cfg.
 :meth:`SystemConfig.to_dict` is the flat dict of 0.5 (msenv's own code reads a field through its
 group: ``cfg.radio.p_dl_dbm``). The SAA controllers' settings ``n_saa`` and ``saa_objective`` are
 the controllers' own since 0.6 (``baselines.saa.SAAConfig``): a config still takes them, with a
-``DeprecationWarning``, until msenv 0.7 (:mod:`~msenv.config.deprecation`). :func:`preset` gives the two model pairs; a bad value raises ``ValueError`` naming the field,
-the value and what is allowed, an unknown field Python's ``TypeError``.
+``DeprecationWarning``, until msenv 0.7 (:mod:`~msenv.config.deprecation`). :func:`preset` gives
+the two model pairs; a bad value raises ``ValueError`` naming the field, the value and what is
+allowed, an unknown field Python's ``TypeError``.
 """
 
 from __future__ import annotations
@@ -25,10 +26,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .deprecation import SAA_FIELDS, check_saa_settings, warn_saa
-from .groups import (GROUP_OF, GROUPS, MODE_POLICIES, TASKS, AcceptanceConfig, ChannelConfig, ComputeConfig,
-                     DynamicsConfig, EpisodeConfig, RadioConfig, TraceConfig, dbm_to_watt)
+from .groups import (
+    GROUP_OF,
+    GROUPS,
+    MODE_POLICIES,
+    TASKS,
+    AcceptanceConfig,
+    ChannelConfig,
+    ComputeConfig,
+    DynamicsConfig,
+    EpisodeConfig,
+    RadioConfig,
+    TraceConfig,
+    dbm_to_watt,
+)
 from .validation import check_int, check_numbers, fail
-
 
 #: the fields SystemConfig holds itself (the others are its groups')
 TOP_FIELDS = ("preset", "num_devices", "gamma_max")

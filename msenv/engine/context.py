@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..model import acceptance, channel
 from ..config.system import SystemConfig
+from ..model import acceptance, channel
 from .state import State
 
 
@@ -100,7 +100,8 @@ class RoundContext:
 ORACLE_MODES = (False, True, "alpha", "csi")
 
 
-def paper_context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
+def paper_context(state: State, cfg: SystemConfig, index: int | None = None,
+                  oracle: bool | str = False) -> RoundContext:
     """The paper scenario's round context of row ``index`` (arrays [K]) or of the whole batch
     (``None``): what the server sees is the truth, so ``oracle`` changes nothing."""
     i = slice(None) if index is None else index

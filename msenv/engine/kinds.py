@@ -2,9 +2,10 @@
 
 :func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — the paper
 scenario's (:class:`PaperEngine`), the model §11 dynamics' (:class:`DynamicEngine`) or the traces'
-(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the :class:`~msenv.engine.layout.Layout` (spaces, observation width and
-the meaning of each entry), reset, step, observation, the controllers' context, the ``info`` of a
-round (its keys and their meanings in one list, :attr:`Engine.info`) and the rows of a cell
+(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the
+:class:`~msenv.engine.observation.Layout` (spaces, observation width and the meaning of each entry),
+reset, step, observation, the controllers' context, the ``info`` of a round (its keys and their
+meanings in one list, :attr:`Engine.info`) and the rows of a cell
 generator (:meth:`Engine.cells`). The shells call these methods and never ask which kind they hold;
 adding a kind is adding a class (here or in a module of its own) and a case to ``engine_for``.
 """
@@ -16,17 +17,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..config.system import SystemConfig
+from ..model import channel
 from ..model._numeric import compile_notice
 from ..model.goodput import RoundResult
 from . import dynamics
 from .cells import CellRows, PaddedPaperRows, SeparateRows
 from .context import ORACLE_MODES, RoundContext, dynamic_context, paper_context
-from .observation import Layout
-from .observation import device_feature_names, global_feature_names, observe_dynamic, observe_paper
+from .observation import Layout, device_feature_names, global_feature_names, observe_dynamic, observe_paper, static_obs
 from .paper import step_paper
-from .observation import static_obs
-from .state import State, layout as draw_layout, reset_draws, step_draws
-from ..model import channel
+from .state import State, reset_draws, step_draws
+from .state import layout as draw_layout
 
 
 class InfoKey(NamedTuple):

@@ -34,11 +34,10 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from ..config.system import SystemConfig
 from ..model import acceptance
 from ..model._numeric import ufunc
-from ..config.system import SystemConfig
 from ..model.slots import MOMENT
-
 
 
 class DeviceSlots(NamedTuple):

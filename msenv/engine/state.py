@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.acceptance import BELIEF_CODES, grid_belief
 from ..config.groups import ALPHA_DYNAMICS
 from ..config.system import SystemConfig
+from ..model.acceptance import BELIEF_CODES, grid_belief
 from ..model.goodput import round_params
-from .observation import device_features
 from ..model.slots import StepDraws, StepParams, pack
+from .observation import device_features
 
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws

@@ -30,11 +30,12 @@ from numba import njit
 from ..config.system import SystemConfig
 from ..model import channel
 from ..model.goodput import kernel_outputs, kernel_result, round_rows
-from ..model.slots import COUNT, HISTORY, INT_ROW, REAL_ROW, ROUND_PARAM, STEP_PARAM
+from ..model.slots import COUNT, HISTORY, INT_ROW, ROUND_PARAM, STEP_PARAM
 from .context import RoundContext
 from .kinds import REQUEST_INFO, Engine, InfoKey
 from .observation import DS, PROGRESS_SCALE, gain_slots
-from .state import TRACE_POOL, layout as draw_layout, step_constants
+from .state import TRACE_POOL, step_constants
+from .state import layout as draw_layout
 
 #: the round's truth of a trace, for analysis (never in the observation)
 TRACE_INFO = (InfoKey("acc_len", "int [K]: the trace's acc_len at each device's position this round (its first "

@@ -33,11 +33,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from ..config.cells import (CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields,  # noqa: F401
-                            draw_cell, resolve_cells)
+from ..config.cells import CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields, draw_cell, resolve_cells
 from ..config.system import SystemConfig
 from ..engine import cells as padded_cells
-from ..engine.cells import size_feature  # noqa: F401 (the cells module's name)
+from ..engine.cells import size_feature  # (the cells module's name)
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
 from ..engine.kinds import Engine

@@ -28,7 +28,6 @@ from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 from .render import ansi_line
 from .shell import check_render_mode, config_from_options, peek
 
-
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
 SUMMARY_KEYS = ("mean_gamma", "share_accepted", "share_ul", "share_dl")
 
@@ -86,7 +85,8 @@ class MultiSpinEnv(gym.Env):
 
     metadata = {"render_modes": ["human", "rgb_array", "ansi"], "render_fps": 4}
 
-    def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
+    def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None,
+                 **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])

@@ -53,12 +53,12 @@ class MultiSpinParallelEnv(ParallelEnv):
         self.possible_agents = [f"device_{k}" for k in range(self.config.num_devices)]
         self.agents: list[str] = []
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 (PettingZoo's idiom: one space object per agent, for the env's life)
     def observation_space(self, agent: str) -> spaces.Box:
         lay = engine_for(self.config).layout
         return spaces.Box(-1.0, 1.0, shape=(lay.row + lay.n_globals + 3,), dtype=np.float32)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 (as above)
     def action_space(self, agent: str) -> spaces.Discrete:
         return spaces.Discrete(self.config.gamma_max + 1)
 

@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .env import SUMMARY_KEYS, round_summary
 from .cells_vector import MultiSpinCellsVectorEnv
+from .env import SUMMARY_KEYS, round_summary
 from .vector import MultiSpinVectorEnv
 
-_SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time", "episode_throughput")
+_SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time",
+                "episode_throughput")
 
 
 class SB3VecEnv(VecEnv):
@@ -74,7 +75,8 @@ class SB3VecEnv(VecEnv):
             if done[i]:
                 d["terminal_observation"] = info["final_obs"][i]
                 d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
-                d["episode"] = {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]), "t": round(time.time() - self._t0, 6)}
+                d["episode"] = {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]),
+                                "t": round(time.time() - self._t0, 6)}
                 self._ep_ret[i] = 0.0
                 self._ep_len[i] = 0
             infos.append(d)

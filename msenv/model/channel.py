@@ -10,8 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numeric import scipy_special, ufunc
 from ..config.system import SystemConfig
+from ._numeric import scipy_special, ufunc
 
 _LN2 = math.log(2.0)
 

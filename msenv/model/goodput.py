@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..config.system import SystemConfig
 from . import acceptance, latency, reactive
 from ._numeric import as_flat, as_rows
 from .latency import latency_rows
-from ..config.system import SystemConfig
-from .slots import REAL_ROW, INT_ROW, PER_ROUND, Ints, Reals, RoundParams, ROUND_PARAM, pack
+from .slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, Ints, Reals, RoundParams, pack
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,14 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
             accepted[r, i] = a
             rejected[r, i] = acceptance.rejected_scalar(f, g)
             served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
-    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[ROUND_PARAM.n0_ul_w_hz], params[ROUND_PARAM.n0_dl_w_hz],
-                        params[ROUND_PARAM.bandwidth_hz], params[ROUND_PARAM.payload_bits], int(params[ROUND_PARAM.policy]), False, True, modes,
+    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[ROUND_PARAM.n0_ul_w_hz],
+                        params[ROUND_PARAM.n0_dl_w_hz],
+                        params[ROUND_PARAM.bandwidth_hz], params[ROUND_PARAM.payload_bits],
+                        int(params[ROUND_PARAM.policy]), False, True, modes,
                         reals[REAL_ROW.dl_power], reals[REAL_ROW.ul_delay], per_round[PER_ROUND.t_com])
     latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s], params[ROUND_PARAM.t_verify_per_device_s],
-                 params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s], drafting_only,
+                 params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s],
+                 drafting_only,
                  per_round[PER_ROUND.t_draft], per_round[PER_ROUND.t_verify])
     for r in range(n):
         total = 0
@@ -143,7 +146,8 @@ def evaluate_round(
     ints, reals, rej, modes, per_round = kernel_outputs(n, k)
     round_rows(rows(gamma, lead, k, np.int64), rows(first_rejection, lead, k, np.int64), rows(t_draft, lead, k),
                 rows(g_ul, lead, k), rows(g_dl, lead, k),
-                flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead), flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
+                flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead),
+               flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
                 reactive.NO_COINS if coins is None else rows(coins, lead, k),
                 _NO_CAP if token_cap is None else rows(token_cap, lead, k, np.int64), token_cap is not None,
                 round_params(cfg, policy), ints, reals, rej, modes, per_round)
@@ -152,7 +156,8 @@ def evaluate_round(
 
 # the slots of kernel_result as plain ints: it runs on every step, where each NamedTuple attribute
 # lookup would cost ≈ 15 ns more
-_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = INT_ROW.tokens, INT_ROW.served, INT_ROW.accepted, REAL_ROW.dl_power, REAL_ROW.ul_delay
+_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = (INT_ROW.tokens, INT_ROW.served, INT_ROW.accepted,
+                                                     REAL_ROW.dl_power, REAL_ROW.ul_delay)
 _T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PER_ROUND
 
 
@@ -243,7 +248,8 @@ def saa_objective(
         return tokens / (t_cmp + t_com.mean(axis=-1))
     if objective == "mean_of_ratios":
         acc = acceptance.accepted_tokens(first_rejection[None], gammas[:, None])
-        tokens = ((acc + 1) * (served if cfg is None or cfg.compute.verify_batch == "all" else served[:, None])).sum(axis=-1)
+        every = cfg is None or cfg.compute.verify_batch == "all"
+        tokens = ((acc + 1) * (served if every else served[:, None])).sum(axis=-1)
         return (tokens / (t_cmp[:, None] + t_com)).mean(axis=-1)
     raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
 
