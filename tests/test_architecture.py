@@ -388,6 +388,13 @@ def test_no_code_imports_a_moved_path():
            ROOT / "train.py", ROOT / "pyproject.toml"}) if p not in allowed
            for i, line in enumerate(p.read_text().splitlines(), 1) if not re.search(r"\b0\.[567]\b", line)
            for m in pattern.finditer(line)]
+    for p in _sources(*PACKAGES, ROOT / "tests", ROOT / "examples") + [ROOT / "train.py"]:
+        if p.name in ("test_moved_paths.py", "test_architecture.py"):  # the shims' own tests
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):  # from msenv import cells (an old module as a name)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("msenv", "baselines"):
+                bad += [f"{p.relative_to(ROOT)}:{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                        if f"{node.module}.{a.name}" in old]
     assert not bad, "old module paths (use the new ones):\n" + "\n".join(bad)
 
 
