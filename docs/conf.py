@@ -30,9 +30,12 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "sphinx.ext.intersphinx",
+    "sphinx_copybutton",
+    "msenv_html",
     "msenv_docs",
     "msenv_leaderboard",
     "msenv_figures",
+    "msenv_traces_tables",
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
@@ -46,6 +49,14 @@ html_theme = "furo"
 _unreleased = "\n## Unreleased\n" in (Path(__file__).parent / "changelog.md").read_text()
 html_title = f"msenv {release}" + ("+dev" if _unreleased else "")  # 0.5.0+dev: 0.5.0 and what came after it
 html_static_path: list[str] = ["_static"]
+# a copy button on commands and code, not on program output (text blocks); a "$ ", ">>> " or "... "
+# prompt is stripped and a block with prompts copies only its prompted lines (no output)
+copybutton_selector = ", ".join(f"div.highlight-{lang} pre" for lang in (
+    "bash", "sh", "console", "shell", "python", "python3", "pycon", "toml", "yaml", "bibtex", "default", "json"))
+copybutton_prompt_text = r"\$ |>>> |\.\.\. "
+copybutton_prompt_is_regexp = True
+copybutton_only_copy_prompt_lines = True
+copybutton_exclude = ".linenos, .gp, .go"
 html_css_files = ["msenv.css"]
 # Intersphinx from a local inventory only, so the build never needs the network (links still point
 # to docs.python.org). docs/_inventories/python-3.11.inv is the objects.inv Debian's python3.11-doc

@@ -56,6 +56,25 @@ def code_version() -> dict[str, Any]:
     return out
 
 
+def run_date() -> str:
+    """Today's date in UTC, ``YYYY-MM-DD``: the date a result file records for its run."""
+    import datetime
+
+    return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+
+
+def file_date(path: str | Path) -> str | None:
+    """The date (``YYYY-MM-DD``) of the commit that last wrote ``path``, None when git cannot say
+    (not a checkout, or the file not committed)."""
+    path = Path(path).resolve()
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", path.name], cwd=path.parent,
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out or None
+
+
 def decision_files(path: str | Path, factory: Any = None) -> list[Path]:
     """The files of agent directory ``path`` that decide: the loader's ``decision_files()`` if it
     has one, else every regular file but the training record."""
@@ -133,4 +152,5 @@ def changed_agents(method: dict[str, Any], root: str | Path = ".") -> list[str]:
 
 
 __all__ = ["CODE_PATHS", "SEED_STREAMS", "TRAINING_FILE", "agent_record", "changed_agents", "code_version",
-           "decision_files", "file_hashes", "read_training", "seed_streams", "sha256", "training_record"]
+           "decision_files", "file_date", "run_date", "file_hashes", "read_training", "seed_streams", "sha256",
+           "training_record"]

@@ -1,5 +1,5 @@
-"""CLI: ``python -m experiments SUBCOMMAND [options]``: the paper's figures, the studies and the
-traces' experiments (the usage line lists every SUBCOMMAND)."""
+"""CLI: ``python -m experiments SUBCOMMAND [options]``: the paper's figures, the studies, the
+traces' experiments and the main job's seeds (the usage line lists every SUBCOMMAND)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from . import budget, cells, hetero, tables
 from .figures import FIGURES, run_figure
 from .traces import EPISODES as TRACES_EPISODES
 from .traces import ROUNDS as TRACES_ROUNDS
-from .traces import SEED as TRACES_SEED
+from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
-TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity")
+TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
     ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
                                        "budget", "paired", "replot", "traces-tune", "traces-headroom",
-                                       "traces-sensitivity"],
+                                       "traces-sensitivity", "traces-presets", "traces-training",
+                                       "main-job-seeds"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
                          "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on "
                          "heterogeneous devices in a weak cell; 'cells' = the generalist agent against every rival, "
@@ -35,7 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
                          "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
                          "draft length and the clairvoyant reference on each preset's validation requests; "
-                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change)")
+                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change; "
+                         "'traces-presets' = each fitted preset's bank beside the published figures; "
+                         "'traces-training' = the trace agents of the history ablation, trained under --runs "
+                         "(unless there) and scored on validation requests; 'main-job-seeds' = python train.py's "
+                         "defaults on training seeds 0–4, each against the best rule: --out/main_job_seeds.csv)")
+    ap.add_argument("--runs", default="runs/traces", metavar="DIR",
+                    help="traces-training: the folder of the trained agents (default %(default)s)")
     ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
     ap.add_argument("--drops", type=int, default=None,
                     help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
@@ -222,11 +229,13 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
 
 
 #: options a subcommand does not read (refused when given, rather than ignored)
-UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",)}
+UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",),
+          "main-job-seeds": ("drops", "rounds", "seed")}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
+def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """``argv`` parsed, each option a subcommand leaves out given the subcommand's default, and checked
+    (:func:`check_args`)."""
     args = ap.parse_args(argv)
     for name in UNUSED.get(args.figure, ()):
         if getattr(args, name) is not None:
@@ -234,19 +243,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
         args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
                       "cells": cells.EPISODES, "budget": budget.EPISODES, "traces-tune": TRACES_EPISODES,
-                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4}.get(
+                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4, "traces-presets": 1,
+                      "traces-training": TRACES_EPISODES}.get(
             args.figure, 50)
     if args.rounds is None:
         args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS,
                        "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS,
-                       "traces-sensitivity": TRACES_ROUNDS}.get(
+                       "traces-sensitivity": TRACES_ROUNDS, "traces-training": TRACES_ROUNDS}.get(
             args.figure, 10)
     if args.seed is None:
         args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
-                     "traces-tune": TRACES_SEED, "traces-headroom": TRACES_SEED + 10_000,
-                     "traces-sensitivity": TRACES_SEED + 20_000}.get(
+                     **TRACES_SEEDS}.get(
             args.figure, 0)
     check_args(ap, args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = parse_args(ap, argv)
     connect_or_exit(ap, args.ray)
     from evaluation.parallel import run_stoppable
 
@@ -281,6 +296,11 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
             ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
         return 0
+    if args.figure == "main-job-seeds":
+        from .main_job import run_seeds
+
+        run_seeds(args.out, args.workers, args.quick)
+        return 0
     if args.figure == "replot":
         from .replot import replot
 
@@ -299,6 +319,10 @@ def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             traces.tune(args.out, **kw)
         elif args.figure == "traces-sensitivity":
             traces.sensitivity(args.out, **kw)
+        elif args.figure == "traces-training":
+            traces.training(args.out, args.runs, **kw)
+        elif args.figure == "traces-presets":
+            traces.presets_table(args.out)
         else:
             from baselines.tuned import TRACE_TUNED
 

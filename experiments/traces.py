@@ -30,6 +30,10 @@ PRESETS = ("gsm8k-eagle", "gsm8k-ngram", "sharegpt-eagle", "sharegpt-ngram", "cn
            "instructcoder-eagle", "instructcoder-ngram")
 #: first validation seed of these experiments (inside the validation block, apart from the cells' ones)
 SEED = VALIDATION_SEEDS.start + 60_000
+#: each experiment's first validation seed (its episodes take the next ones): disjoint blocks of the
+#: validation seeds, so no two experiments play the same episodes
+SEEDS = {"traces-tune": SEED, "traces-headroom": SEED + 10_000, "traces-sensitivity": SEED + 20_000,
+         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED}
 EPISODES, ROUNDS = 8, 100
 #: each rival's tunables and the values swept (the first is the default before tuning)
 GRIDS: dict[str, dict[str, tuple]] = {
@@ -107,7 +111,7 @@ def tuned_module(best: dict[str, dict[str, dict[str, float]]]) -> str:
     return "\n".join(lines)
 
 
-def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEED,
+def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS, seed: int = SEEDS["traces-tune"],
          workers: int = 2, progress: bool = False, module: str | Path | None = TUNED_MODULE
          ) -> dict[str, dict[str, dict[str, float]]]:
     """Each rival's best setting per preset on the validation requests (highest mean throughput),
@@ -141,13 +145,14 @@ def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int
 def tuned_rivals(tuned: dict[str, dict[str, float]]) -> list[Rival]:
     """The rivals of the headroom table at their tuned settings (``tuned``: one preset's entry of
     :func:`tune`), the best fixed draft length and the untuned rules."""
-    rivals = [Rival(f"fixed-{tuned['fixed']['gamma']}"), Rival("greedy-saa"), Rival("hf-heuristic")]
+    rivals = [Rival(f"fixed-{tuned['fixed']['gamma']}"), Rival("greedy-saa"), Rival("trace-filter-saa"),
+              Rival("hf-heuristic")]
     rivals += [Rival(name, tuple(sorted(tuned[name].items()))) for name in GRIDS]
     return rivals + [Rival("clairvoyant")]
 
 
 def headroom(out: str | Path, tuned: dict, presets=PRESETS, episodes: int = EPISODES, rounds: int = ROUNDS,
-             seed: int = SEED + 10_000, workers: int = 2, progress: bool = False) -> list[dict]:
+             seed: int = SEEDS["traces-headroom"], workers: int = 2, progress: bool = False) -> list[dict]:
     """Throughput of each rival relative to the best fixed draft length (paired per episode, mean
     and 95% interval over episodes), and the share of the clairvoyant's gain it takes, per preset;
     written to ``out/traces_headroom.csv``."""
@@ -174,7 +179,7 @@ AGENT_PRESETS = ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle")
 
 
 def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS, episodes: int = EPISODES,
-                 rounds: int = ROUNDS, seed: int = SEED + 30_000, workers: int = 2, progress: bool = False) -> str:
+                 rounds: int = ROUNDS, seed: int = SEEDS["traces-choice"], workers: int = 2, progress: bool = False) -> str:
     """The trained agent to commit, chosen on validation requests: every agent of ``agents`` (label →
     directory) and the plug-in greedy on each preset's validation requests (validation seeds); the
     agent with the best mean throughput relative to the greedy (paired per episode) over the presets.
@@ -198,6 +203,62 @@ def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS,
         r["chosen"] = r["agent"] == best
     write_csv(rows, Path(out) / "traces_choice.csv")
     return best
+
+
+#: how each trace agent is trained (model §12's learned control): the device-set budget policy (a
+#: drafting-time budget for the cell and which devices draft) on the cell generator with a trace base of
+#: K = 20 devices — the paper's cell — serving the training requests of every preset of the suite
+TRAINING_SOURCE = "mix:" + ",".join(AGENT_PRESETS)
+HISTORIES, TRAINING_SEEDS, TRAINING_STEPS = (1, 4, 16), (0, 1, 2, 3, 4), 200_000
+
+
+def training_command(history: int, seed: int, log_dir: str | Path, steps: int = TRAINING_STEPS) -> list[str]:
+    """train.py's arguments for the trace agent with ``history`` rounds of history and training seed
+    ``seed`` (no counterfactual reward on traces: actions move the trace position)."""
+    cell = [f"trace_source={TRAINING_SOURCE}", f"trace_history={history}", "gamma_max=12", "k_range=[20,20]",
+            "k_max=20", "draft_scale_max_range=null", "episode_length=100", "distance_range_m=[100,500]",
+            "p_ul_dbm_range=null", "p_dl_dbm_range=null"]
+    return ["train.py", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", *cell, "--policy", "budget", "--reward",
+            "goodput", "--timesteps", str(steps), "--seed", str(seed), "--log-dir", str(log_dir), "--no-progress"]
+
+
+def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
+             rounds: int = ROUNDS, seed: int = SEEDS["traces-training"], workers: int = 2, progress: bool = False) -> list[dict]:
+    """Train (unless ``runs/h<H>-s<seed>/agent`` exists) every agent of the history ablation and score
+    each on the validation requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in
+    greedy (paired per episode); written to ``out/traces_training.csv``."""
+    import re
+    import subprocess
+    import sys
+
+    from evaluation.entries import agent_loader
+
+    root, rows = Path(runs), []
+    load = agent_loader()
+    for h in histories:
+        for s in seeds:
+            run = (root / f"h{h}-s{s}").resolve()
+            if not (run / "agent" / "agent.json").exists():
+                cmd = [sys.executable, *training_command(h, s, run)]
+                subprocess.run(cmd, check=True, cwd=Path(__file__).resolve().parent.parent)
+            log = (run / "comparison.json").read_text() if (run / "comparison.json").exists() else ""
+            wall = re.search(r"training (\d+) s", (run.parent / f"{run.name}.log").read_text()) if (
+                run.parent / f"{run.name}.log").exists() else None
+            ratios = []
+            for preset in AGENT_PRESETS:
+                entries = [Entry("greedy-saa", Rival("greedy-saa")), Entry("ppo", load(str(run / "agent"), "ppo"))]
+                cfg = preset_config(preset, rounds, trace_history=h)  # the rows the agent reads
+                stats = evaluate(entries, cfg, episodes, seed, workers=workers,
+                                 progress=progress)
+                thr = _throughputs(stats, ["greedy-saa", "ppo"])
+                ratios.append(thr["ppo"] / thr["greedy-saa"])
+            ratio = np.concatenate(ratios)
+            steps = json.loads(log)["args"]["timesteps"] if log else TRAINING_STEPS
+            rows.append({"history": h, "seed": s, "ratio_vs_greedy": float(ratio.mean()), "ratio_ci95": ci95(ratio),
+                         **{f"ratio_{p}": float(r.mean()) for p, r in zip(AGENT_PRESETS, ratios)},
+                         "train_wall_s": float(wall.group(1)) if wall else float("nan"), "steps": steps})
+    write_csv(rows, Path(out) / "traces_training.csv")
+    return rows
 
 
 #: the statistics of the presets' table (key, label): the published figures beside a bank's
@@ -234,7 +295,7 @@ SENSITIVITY_PRESETS = ("cnn-ngram", "gsm8k-eagle")
 
 
 def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4, rounds: int = ROUNDS,
-                seed: int = SEED + 20_000, workers: int = 2, progress: bool = False) -> list[dict]:
+                seed: int = SEEDS["traces-sensitivity"], workers: int = 2, progress: bool = False) -> list[dict]:
     """The headroom under other costs: for each preset, the drafting cost per token at each share
     of the cell's (:data:`DRAFT_SHARES`) and the DL budget at each of :data:`DL_BUDGETS_DBM` (one
     changed at a time), the best fixed draft length (swept), the model-based rules and the
@@ -259,4 +320,4 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
 
 
 __all__ = ["DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
-           "choose_agent", "presets_table", "sensitivity", "sweep", "tune", "tuned_rivals"]
+           "choose_agent", "presets_table", "sensitivity", "training", "training_command", "sweep", "tune", "tuned_rivals"]

@@ -419,3 +419,20 @@ def test_train_quick_on_the_cell_generator_then_resume(tmp_path):
     env = MultiSpinCellsEnv(agent.config.replace(k_range=(9, 9), k_max=9))
     obs, _ = env.reset(seed=0)
     assert agent.act(env.context, obs).shape == (9,)
+
+
+def test_the_main_job_trains_the_device_set_policy_unless_told_otherwise(tmp_path, monkeypatch):
+    """agents.defaults: msenv/MultiSpin-v0 trains the device-set policy, 4 epochs at 1e-3, 75k steps
+    (an option given wins, --quick's budget too); an id without a row of its own keeps MAIN_JOB's MLP."""
+    import train
+
+    monkeypatch.chdir(tmp_path)
+    args, _ = train.parse([])
+    assert (args.policy, args.n_epochs, args.learning_rate, args.timesteps) == ("set", 4, 1e-3, 75_000)
+    kw = args.ppo_kwargs()
+    assert (kw["n_epochs"], kw["learning_rate"]) == (4, 1e-3)
+    args, _ = train.parse(["--policy", "mlp", "--n-epochs", "10", "--learning-rate", "3e-4", "--timesteps", "500000"])
+    assert (args.policy, args.n_epochs, args.learning_rate, args.timesteps) == ("mlp", 10, 3e-4, 500_000)
+    assert train.parse(["--quick"])[0].timesteps == 4096
+    args, _ = train.parse(["--env-id", "msenv/MultiSpin-DeepSeek-v0"])
+    assert (args.policy, args.n_epochs, args.learning_rate, args.timesteps) == ("mlp", 10, 3e-4, 500_000)

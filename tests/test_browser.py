@@ -47,17 +47,17 @@ from evaluation import report
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDTHS = (1280, 390)
-#: pages whose text is the code's own docstrings and field comments (the leaderboard's is each suite's
-#: description, part of every result file's checked record; the changelog is a record written as it
-#: was), which write formulas in plain Unicode (β_k = 10^(ref_gain_db/10),
-#: S = Σ_{k∈D} 1/g_k^dl): there ``x_k``, ``^(`` and ``_{`` are that notation, not lost TeX
-#: (``$…$``, ``\frac``, ``\(`` still fail them)
-PLAIN_NOTATION = ("api.html", "genindex.html", "changelog.html", "generated/configuration.html",
-                  "generated/controllers.html", "generated/environments.html", "generated/env-",
-                  "generated/leaderboard.html")
-#: images that are an environment's rendered frames (pictures of a round, as Gymnasium's pages show
-#: an episode), not figures: the label-size rule does not apply to them
-FRAMES = re.compile(r"(^|/)(render|MultiSpin-[\w-]+)\.(png|gif)$|\.gif$")
+#: pages whose text is the code's docstrings as autodoc shows them (the API page and the index of
+#: its names) and the changelog (a record, written as it was), which write formulas in plain
+#: Unicode (β_k = 10^(ref_gain_db/10), S = Σ_{k∈D} 1/g_k^dl): there ``x_k``, ``^(`` and ``_{`` are
+#: that notation, not lost TeX (``$…$``, ``\frac``, ``\(`` still fail them). The generated
+#: reference pages (environments, configuration, controllers, leaderboard) are not among them: they
+#: turn that notation into math (``docs/_ext/plain_math.py``) and are held to every rule.
+PLAIN_NOTATION = ("api.html", "genindex.html", "changelog.html")
+#: images that are an environment's rendered frames (its episode GIFs and first rounds, as Gymnasium's
+#: pages show an episode), not figures: the label-size rule does not apply to them. The round
+#: picture of the landing page and README (docs/figures/render.png) is drawn for the page and held to it.
+FRAMES = re.compile(r"(^|/)MultiSpin-[\w-]+\.(png|gif)$|\.gif$")
 #: pages that list the code's source as it is (its lines scroll, as in an editor, and its names are
 #: the code's), and the general index's two-column table of every name, which scrolls by design
 SOURCE_LISTINGS = ("_modules/", "genindex.html", "py-modindex.html")
@@ -73,7 +73,7 @@ needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="no Chromium instal
 
 #: runs inside each page (an iframe of the harness); resolves to a list of findings (strings)
 CHECK_JS = r"""
-const SHELL = ["bash", "sh", "console", "text", "shell"].map(l => `article div.highlight-${l} pre`).join(", ");
+const SHELL = ["bash", "sh", "console", "shell"].map(l => `article div.highlight-${l} pre`).join(", ");
 async function msenvCheck(win, plainNotation, wide, source) {
   const doc = win.document, out = [], images = [];
   if (win.MathJax && win.MathJax.startup && win.MathJax.startup.promise) {
@@ -139,7 +139,7 @@ async function msenvCheck(win, plainNotation, wide, source) {
   // text as a reader sees it: outside code, MathJax's output, scripts
   const main = doc.querySelector("article") || doc.body;
   const clone = main.cloneNode(true);
-  clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight, textarea").forEach(e => e.remove());
+  clone.querySelectorAll("pre, code, script, style, mjx-container, .highlight, textarea, dl.py").forEach(e => e.remove());
   const text = clone.textContent;
   const raw = text.match(/\$[^$\s][^$]*\$|\\frac|\\sum|\\mathbb|\\(left|right)\b|\\\(|\\\[|\w\\_/) ||
               (plainNotation ? null : text.match(/\w\^\(|_\{/));
@@ -149,10 +149,38 @@ async function msenvCheck(win, plainNotation, wide, source) {
     text.match(/[A-Za-z\u0370-\u03FF)\]]_[A-Za-z0-9\u0370-\u03FF{(]|[A-Za-z0-9\u0370-\u03FF)\]]\^[\w\u0370-\u03FF({\u2212-]/);
   if (plain) { const i = plain.index;
     out.push(`math: a formula in plain text: "${text.slice(Math.max(0, i - 20), i + 20).replace(/\s+/g, " ").trim()}"`); }
-  // shell commands and program output wrap at every width (a command copied from a phone is whole)
+  // shell commands wrap at every width (a command copied from a phone is whole) ...
   for (const pre of doc.querySelectorAll(SHELL)) if (visible(pre) && pre.scrollWidth > pre.clientWidth + 1)
     out.push(`scrolls: a shell block ${pre.scrollWidth}px wide in its ${pre.clientWidth}px box: ` +
              `"${pre.textContent.trim().slice(0, 60)}"`);
+  // ... and only between words: an option (--episodes, -m) of any code block shown on one line
+  for (const pre of doc.querySelectorAll("article div.highlight pre")) {
+    if (!visible(pre)) continue;
+    const nodes = [], walker = doc.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+    const text = nodes.map(n => n.data).join(""), re = /(^|\s)(--?[A-Za-z][^\s]*)/g; let m, split = null;
+    while (!split && (m = re.exec(text))) {
+      const start = m.index + m[1].length, end = start + m[2].length, r = doc.createRange();
+      let at = 0;
+      for (const n of nodes) {
+        const a = at, b = at + n.data.length; at = b;
+        if (b > start && a <= start) r.setStart(n, start - a);
+        if (b >= end && a < end) { r.setEnd(n, end - a); break; }
+      }
+      const tops = new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top)));
+      if (tops.size > 1) split = m[2];
+    }
+    if (split) out.push(`split: the option "${split.slice(0, 40)}" is broken across lines in "${text.trim().slice(0, 50)}"`);
+  }
+  // the box at the top of an env page fits its column at every width (nothing cut off, no scrolling)
+  for (const box of doc.querySelectorAll("article .summary-box")) {
+    const t = box.querySelector("table"), col = (doc.querySelector("article") || main).getBoundingClientRect().right;
+    if (!t || !visible(t)) continue;
+    const wrap = t.parentElement;
+    if (t.getBoundingClientRect().right > col + 1 || t.scrollWidth > t.clientWidth + 1 ||
+        (wrap && wrap.scrollWidth > wrap.clientWidth + 1))
+      out.push(`summary box: ${Math.round(t.scrollWidth)}px of table in a ${Math.round(Math.min(wrap ? wrap.clientWidth : 1e9, t.clientWidth))}px column`);
+  }
   if (wide) {
     // code and tables fit the column on a wide window
     for (const pre of (source ? [] : doc.querySelectorAll("article div.highlight pre"))) {
@@ -291,19 +319,36 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
                                              'pip install -e "' + ".[all]" * 60 + '"</pre></div></div>'))
     (site / "table.html").write_text(page % '<div style="overflow-x:auto"><table><tr><td style="min-width:900px">'
                                      'ten columns</td></tr></table></div>')
+    (site / "split.html").write_text(page % ('<div class="highlight-bash"><div class="highlight"><pre style="'
+                                             'white-space:pre-wrap;overflow-wrap:anywhere;width:120px">python -m '
+                                             'evaluation.evaluate --episodes-and-rounds 4</pre></div></div>'))
+    (site / "whole.html").write_text(page % ('<div class="highlight-bash"><div class="highlight"><pre style="'
+                                             'white-space:pre-wrap;width:220px;font-size:12px">'
+                                             'python -m evaluation.evaluate '
+                                             '<span style="white-space:nowrap">--episodes</span> 4</pre></div></div>'))
+    (site / "summary.html").write_text(page % ('<div class="summary-box"><div style="overflow-x:auto">'
+                                               '<table><tr><td style="white-space:nowrap">Observation space '
+                                               + "Box(-1.0, 1.0, (122,), float32) " * 4
+                                               + '</td></tr></table></div></div>'))
+    (site / "output.html").write_text(page % ('<div class="highlight-text"><div class="highlight"><pre>'
+                                              + "│ greedy-saa │ 1.0000 " * 12 + '</pre></div></div>'))
+    (site / "generated").mkdir()
+    (site / "generated" / "env-x.html").write_text(page % "<table><tr><td>the goodput Σ_k N_k / T</td></tr></table>")
     _png(site / "small.png", 1200, 40, {"msenv:label-px": "20"})  # shown at 600 px: 10 px labels
     _png(site / "large.png", 1200, 40, {"msenv:label-px": "40"})  # shown at 600 px: 20 px labels
     _png(site / "bare.png", 300, 40)
-    _png(site / "render.png", 300, 40)  # an env's frame: no record needed
+    _png(site / "MultiSpin-v0.png", 300, 40)  # an env's frame: no record needed
+    _png(site / "render.png", 300, 40)  # the landing page's round picture is a figure: it needs one
+    (site / "round.html").write_text(page % '<img src="render.png">')
     (site / "small-labels.html").write_text(page % '<img src="small.png" style="width:600px">')
     (site / "no-record.html").write_text(page % '<img src="bare.png">')
     (site / "clean.html").write_text(page % ('<p>nothing wrong here, <code>p_dl_dbm</code> in code</p>'
                                              '<div class="highlight"><pre>short = 1</pre></div>'
-                                             '<img src="large.png" style="width:600px"><img src="render.png">'))
+                                             '<img src="large.png" style="width:600px"><img src="MultiSpin-v0.png">'))
     found = check_pages(site, _html_pages(site), widths=(1280,))
     one = {name: found[f"{name}.html @1280px"] for name in
            ("wide", "document", "image", "math", "escaped", "notation", "role", "code", "table",
-            "small-labels", "no-record", "shell")}
+            "small-labels", "no-record", "shell", "split", "summary", "output", "generated/env-x", "round")}
     assert any("reaches 300px past" in f for f in one["wide"]), found
     assert any("the document is" in f for f in one["document"]), found
     assert any("broken image: missing.png" in f for f in one["image"]), found
@@ -317,11 +362,21 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     assert any("small.png's smallest label shows at 10.0px, under the body text's 16px" in f
                for f in one["small-labels"]), found
     assert any("bare.png records no label size" in f for f in one["no-record"]), found
-    assert found["scrolls.html @1280px"] == [] and found["clean.html @1280px"] == [], found
+    assert any('split: the option "--episodes-and-rounds"' in f for f in one["split"]), found
+    assert any("summary box:" in f for f in one["summary"]), found
+    assert any("scrolls: a code block" in f for f in one["output"]), found  # output fits a wide window
+    assert any("a formula in plain text" in f and "Σ_k" in f for f in one["generated/env-x"]), found
+    assert any("render.png records no label size" in f for f in one["round"]), found
+    for clean in ("scrolls", "clean", "whole"):
+        assert found[f"{clean}.html @1280px"] == [], found
     # a phone scrolls code and tables and shows figures smaller: those rules are the wide window's
-    narrow = check_pages(site, ["code.html", "table.html", "small-labels.html", "shell.html"], widths=(390,))
+    narrow = check_pages(site, ["code.html", "table.html", "small-labels.html", "shell.html", "output.html",
+                                "split.html", "summary.html"], widths=(390,))
     assert any("scrolls: a shell block" in f for f in narrow["shell.html @390px"]), narrow
-    assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for k, v in narrow.items() if "shell" not in k)
+    assert any("split: the option" in f for f in narrow["split.html @390px"]), narrow
+    assert any("summary box:" in f for f in narrow["summary.html @390px"]), narrow
+    assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for k, v in narrow.items()
+               if k.split(".")[0] in ("code", "table", "small-labels", "output"))
 
 
 @needs_chromium

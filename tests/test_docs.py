@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS / "_ext"))
 import msenv_docs  # noqa: E402
+from plain_math import markdown_math  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
         f = f[2]
         row = next(line for line in config.splitlines()
                    if line.startswith(f'| <a id="config-{f.name}"></a>`{f.name}` |'))  # an anchor per field
-        meaning = msenv_docs._plain_roles(docs[f.name])
+        meaning = markdown_math(msenv_docs._plain_roles(docs[f.name]))  # its formulas as math
         assert docs[f.name] and row.rstrip(" |").endswith(meaning.replace("|", "\\|")), f.name
         assert ":func:`" not in row and ":class:`" not in row, f.name
     controllers = (generated / "controllers.md").read_text()
@@ -344,3 +345,74 @@ def test_no_escaped_underscore_inside_math():
             if "\\_" in m.group(0):
                 bad.append(f"{page.name}: {m.group(0)[:60]}")
     assert not bad, bad
+
+
+def test_plain_formulas_of_the_generated_pages_become_math():
+    """docs/_ext/plain_math.py on worked examples of the code's notation: each formula becomes
+    ``$…$`` TeX, a code name becomes code, the prose around them stays text, and code, links and
+    math already written are left alone."""
+    cases = {
+        "a correction carries L = V_eff·(⌈log2 V⌉ + Q) bits":
+            r"a correction carries $L = V_{\mathrm{eff}}\cdot (\lceil \log_2 V\rceil + Q)$ bits",
+        "the round's goodput Σ_k N_k / T (tokens/s)": r"the round's goodput $\sum _{k} N_{k} / T$ (tokens/s)",
+        "an exhaustive search, 21^20 vectors": r"an exhaustive search, $21^{20}$ vectors",
+        "tanh((g_ul [dB] + 115)/15): UL": r"$\tanh ((g_{\mathrm{ul}} [\mathrm{dB}] + 115)/15)$: UL",
+        "at most vocab_size": "at most `vocab_size`",
+        "The harness hands it env.oracle_context.": "The harness hands it `env.oracle_context`.",
+        "P_ul, each device's budget": r"$P_{\mathrm{ul}}$, each device's budget",
+        "drafting time max_k γ_k T_k^dft, s": r"drafting time $\max _{k} \gamma _{k} T_{k}^{\mathrm{dft}}$, s",
+        "`T_k` in code, $x_k$ in math, [a page](a_b.md)": "`T_k` in code, $x_k$ in math, [a page](a_b.md)",
+        "K = 20 devices, a weak cell": "K = 20 devices, a weak cell",
+    }
+    for plain, math in cases.items():
+        assert markdown_math(plain) == math, plain
+    # a long formula is cut after its top-level operators, so that a table cell can wrap it
+    long = markdown_math("gain: β_k = 10^(ref_gain_db/10) · d_k^(−pathloss_exponent)")
+    assert long == (r"gain: $\beta _{k} =$ $10^{(\mathtt{ref\_gain\_db}/10)} \cdot$ "
+                    r"$d_{k}^{(-\mathtt{pathloss\_exponent})}$")
+    # every piece of math balances its braces, and no plain subscript is left outside math and code
+    for plain in cases:
+        out = re.sub(r"`[^`]*`|\$[^$]*\$|\]\([^)]*\)", "", markdown_math(plain))
+        assert not re.search(r"[A-Za-zα-ω)\]]_[A-Za-z0-9α-ω{(]", out), out
+
+
+def test_every_figure_on_the_site_is_dated(built_site):
+    """Every figure a page prints through a role (``{measured}``, ``{iqm}``, ``{sweep}``) carries a
+    mark linking to a note at the page's end that says, without hovering, when it was measured
+    (a date) and with which command; the leaderboard dates every result file and every row."""
+    html, _ = built_site
+    checked = 0
+    for page in sorted(html.rglob("*.html")):
+        text = page.read_text()
+        # (Sphinx's signatures mark their * and / separators with <abbr> too: not figures)
+        figures = len(re.findall(r'<abbr title="(?!Keyword-only|Positional-only)', text))
+        marks = re.findall(r'class="measured-mark"><a class="reference internal" href="#(measured-\d+)"', text)
+        assert len(marks) == figures, (page.name, figures, len(marks))
+        for target in set(marks):
+            note = re.search(rf'<li id="{target}">(.*?)</li>', text, flags=re.S)
+            assert note, (page.name, target)
+            words = re.sub(r"<[^>]+>", "", note.group(1))
+            assert re.search(r"Measured (by )?\d{4}-\d\d-\d\d", words) and " with " in words, (page.name, words[:200])
+            checked += 1
+    assert checked >= 30, checked
+    board = (html / "generated" / "leaderboard.html").read_text()
+    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — measured ([^;]+);", board)
+    assert len(files) >= 4 and all(re.search(r"\d{4}-\d\d-\d\d", d) for _, d in files), files
+
+
+def test_readme_prints_only_figures_that_have_a_source():
+    """Every measured figure README prints — a wall time, a ratio ± CI, an IQM with its interval —
+    is one that docs/figures.toml holds (a pattern of an entry finds it there, and
+    tests/test_figures.py holds its value to the source): README has no figure of its own."""
+    sys.path.insert(0, str(DOCS / "_ext"))
+    import msenv_figures
+
+    entries = msenv_figures.load_source()
+    readme = msenv_figures.checked_text((ROOT / "README.md").read_text())
+    covered = [m.span(1) for e in entries.values() for pat in e["pattern"] for m in re.finditer(pat, readme)]
+    figure = re.compile(r"\d+(?:\.\d+)? s wall|\d+ min \d+ s|\d\.\d{3,4} ± \d\.\d{3,4}"
+                        r"|\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]"
+                        r"|\d+(?:\.\d+)? ms against \d+(?:\.\d+)? ms")
+    loose = [m.group(0) for m in figure.finditer(readme)
+             if not any(a <= m.start() and m.end() <= b + len(" wall") for a, b in covered)]
+    assert not loose, f"README figures with no entry in docs/figures.toml: {loose}"

@@ -198,3 +198,73 @@ def test_budget_shape_experiment_quick(tmp_path, capsys):
         assert 0 <= r["best_level"] <= 80
     assert all(r["agent"] > 0.9 and 0 <= r["agent_level"] <= 80 for r in rows)  # the committed generalist decides
     assert "best budget / local-search" in capsys.readouterr().out
+
+
+def _episode(label, episode, throughput):
+    from evaluation.harness import EpisodeStats
+
+    return EpisodeStats(label, episode, 100 + episode, throughput, throughput, 5.0, 0.3, 0.4, 0.3, 20.0, 50.0, 0.1)
+
+
+def test_main_job_score_is_paired_against_the_best_rule_of_each_episode():
+    """A worked example: the best rule is the uniform on episode 0 (110) and the greedy on episode 1
+    (200), so an agent of 99 and 210 scores 0.9 and 1.05; the mean 0.975 with the t-interval of two
+    episodes (t₀.₉₇₅,₁ = 12.7062 × sd 0.106066 / √2)."""
+    from experiments.main_job import paired_vs_best, summary
+
+    rules = [_episode(name, i, v) for name, vals in (("greedy-saa", (100.0, 200.0)),
+                                                     ("optimal-uniform", (110.0, 190.0)),
+                                                     ("computation-only", (90.0, 195.0)), ("fixed-4", (50.0, 50.0)))
+             for i, v in enumerate(vals)]
+    got = paired_vs_best([_episode("ppo", 1, 210.0), _episode("ppo", 0, 99.0)], rules)
+    assert got["ratio"] == pytest.approx(0.975)
+    assert got["ci95"] == pytest.approx(12.7062047 * (0.15 / math.sqrt(2)) / math.sqrt(2), rel=1e-6)
+    assert (got["worst_episode"], got["vs_greedy"]) == (pytest.approx(0.9), pytest.approx((0.99 + 1.05) / 2))
+    rows = [{"validation_ratio": v} for v in (1.001, 0.9991, 0.9995, 1.004, 0.996)]
+    assert summary(rows) == {"seeds": 5, "median": 0.9995, "min": 0.996, "meets": True}
+    assert not summary(rows[:4] + [{"validation_ratio": 0.9949}])["meets"]  # one seed below 0.995
+    assert not summary([{"validation_ratio": v} for v in (0.9989, 0.9989, 1.01)])["meets"]  # the median below 0.999
+
+
+def test_main_job_validation_episodes_are_apart_from_every_other_block():
+    """The validation episodes lie in baselines.suites' validation block, on no validation suite's
+    seeds, and apart from train.py's held-out episodes and its evaluations during training."""
+    from evaluation.suites import VALIDATION_SEEDS
+    from experiments.main_job import (
+        HELD_OUT_EPISODES,
+        HELD_OUT_SEED,
+        VALIDATION_EPISODES,
+        VALIDATION_SEED,
+        validation_clash,
+    )
+
+    block = range(VALIDATION_SEED, VALIDATION_SEED + VALIDATION_EPISODES)
+    assert block.start in VALIDATION_SEEDS and block[-1] in VALIDATION_SEEDS
+    assert validation_clash() is None
+    from agents.training.config import EVAL_CALLBACK_OFFSET, TrainingConfig
+
+    assert (TrainingConfig().eval_seed, TrainingConfig().eval_episodes) == (HELD_OUT_SEED, HELD_OUT_EPISODES)
+    during = range(HELD_OUT_SEED + EVAL_CALLBACK_OFFSET, HELD_OUT_SEED + EVAL_CALLBACK_OFFSET + 4)
+    assert not set(block) & (set(range(HELD_OUT_SEED, HELD_OUT_SEED + HELD_OUT_EPISODES)) | set(during))
+
+
+def test_main_job_seeds_refuses_options_it_does_not_read(capsys):
+    for opt in (["--drops", "3"], ["--seed", "5"], ["--rounds", "4"]):
+        with pytest.raises(SystemExit):
+            cli(["main-job-seeds", *opt])
+        assert f"{opt[0]} is not used by main-job-seeds" in capsys.readouterr().err
+
+
+def test_main_job_seeds_quick_trains_with_train_py_and_writes_its_table(tmp_path, monkeypatch, capsys):
+    """One seed of ``train.py --quick`` (4096 steps), scored on two episodes of each block: one row
+    with the held-out interval around its ratio, the training inside the whole command's wall."""
+    monkeypatch.chdir(tmp_path)
+    assert cli(["main-job-seeds", "--quick", "--out", str(tmp_path / "out"), "--workers", "1", "--no-progress"]) == 0
+    rows = _read(tmp_path / "out" / "main_job_seeds.csv")
+    assert len(rows) == 1 and rows[0]["seed"] == "0" and rows[0]["steps"] == "4096"
+    r = {k: float(v) for k, v in rows[0].items()}
+    assert r["lo"] == pytest.approx(r["ratio"] - r["ci95"]) and r["hi"] == pytest.approx(r["ratio"] + r["ci95"])
+    assert 0 < r["ratio"] < 1.5 and 0 < r["validation_ratio"] < 1.5
+    assert 0 < r["train_wall_s"] < r["command_wall_s"]
+    assert (tmp_path / "runs" / "main-job-quick" / "s0" / "agent" / "training.json").exists()
+    assert "over 1 training seeds" in capsys.readouterr().out

@@ -22,8 +22,9 @@ pytest.importorskip("matplotlib")
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-#: env frames (pictures of a round, drawn by msenv's renderer), not figures
-FRAMES = {"docs/figures/render.png"}
+#: env frames (pictures of a round, drawn by msenv's renderer), not figures: the episode GIFs only;
+#: the round picture of the landing page (docs/figures/render.png) is saved as a figure
+FRAMES: set[str] = set()
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -190,3 +191,38 @@ def test_a_cells_csv_reads_back_as_the_rows_the_run_plotted(folder):
     back = report.read_csv(DOCS / "figures" / folder / "cells.csv")
     assert back == summary
     assert [[type(v) for v in r.values()] for r in back] == [[type(v) for v in r.values()] for r in summary]
+
+
+# ----------------------------------------------------------------------------- the round picture
+def test_the_round_picture_is_redrawn_as_committed_and_nothing_in_it_overlaps(tmp_path):
+    """docs/figures/render.png (the first picture of README and the landing page) is the renderer's
+    frame saved by save_figure: a redraw has its size and label record, its labels show at the
+    body size in the column, and no two of its texts, markers' labels or keys overlap."""
+    import sys
+
+    sys.path.insert(0, str(DOCS / "_ext"))
+    import episode_gifs
+
+    committed = DOCS / "figures" / "render.png"
+    px = episode_gifs.write_round_picture(tmp_path / "render.png")
+    _same_figure(tmp_path / "render.png", committed)
+    assert px * report.COLUMN_PX / png_size(committed)[0] >= report.BODY_TEXT_PX
+    import gymnasium as gym
+    import numpy as np
+
+    import msenv  # noqa: F401
+
+    for env_id, _k in (("msenv/MultiSpin-v0", 20), ("msenv/MultiSpin-Cells-v0", None)):
+        env = gym.make(env_id, render_mode="rgb_array")
+        env.reset(seed=1)
+        env.step(np.full(env.action_space.shape, 3))
+        assert env.render().shape == (360, 640, 3)
+        fig = env.unwrapped._renderer.fig
+        renderer = fig.canvas.get_renderer()
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in report.visible_texts(fig)]
+        boxes.append(("server", env.unwrapped._renderer.ax.lines[0].get_window_extent(renderer)))
+        for i, (a, ba) in enumerate(boxes):
+            assert 0 <= ba.x0 and ba.x1 <= 640 and 0 <= ba.y0 and ba.y1 <= 360, (env_id, a, ba)
+            for b, bb in boxes[i + 1:]:
+                assert not ba.overlaps(bb), (env_id, a, b)
+        env.close()

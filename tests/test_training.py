@@ -33,8 +33,9 @@ FIELDS = {f for f in TrainingConfig.__dataclass_fields__}
 # ---------------------------------------------------------------------- the settings
 def test_a_setting_left_out_takes_quick_then_the_ids_row_then_the_main_job(tmp_path):
     main = TrainingConfig()
-    for name, value in MAIN_JOB.items():
+    for name, value in {**MAIN_JOB, **defaults.id_defaults("msenv/MultiSpin-v0")}.items():
         assert getattr(main, name) == value, name
+    assert (main.policy, main.n_epochs, main.learning_rate, main.timesteps) == ("set", 4, 1e-3, 75_000)
     assert main.gae_lambda == 0.0 and main.log_dir == "runs/ppo-MultiSpin-v0"
     hetero = TrainingConfig(env_id="msenv/MultiSpin-Hetero-v0")
     assert (hetero.policy, hetero.timesteps, hetero.n_envs) == ("set", 1_000_000, MAIN_JOB["n_envs"])
@@ -179,7 +180,9 @@ OLD = {
                                    gae_lambda=0.0, clip_range=0.2, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5,
                                    policy_kwargs=dict(net_arch=dict(pi=[128, 128], vf=[128, 128]))),
     "agents.ppo.DEFAULT_ACTION_PRIOR": 0.3,
-    "agents.defaults.ID_DEFAULTS": {"msenv/MultiSpin-Hetero-v0": {"policy": "set", "timesteps": 1_000_000},
+    "agents.defaults.ID_DEFAULTS": {"msenv/MultiSpin-v0": {"policy": "set", "n_epochs": 4, "learning_rate": 1e-3,
+                                                           "timesteps": 75_000},
+                                    "msenv/MultiSpin-Hetero-v0": {"policy": "set", "timesteps": 1_000_000},
                                     "msenv/MultiSpin-Hetero-DR-v0": {"policy": "set"},
                                     "msenv/MultiSpin-Cells-v0": {"policy": "budget", "reward": "counterfactual",
                                                                  "timesteps": 500_000}},

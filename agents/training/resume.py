@@ -13,6 +13,7 @@ from msenv.config import parse_overrides
 
 from ..checkpoint import read_state
 from ..controller import load_config
+from ..defaults import MAIN_JOB
 from .config import TrainingConfig
 from .errors import SettingError
 
@@ -56,6 +57,11 @@ def check_log_dir(config: TrainingConfig) -> None:
                                        "continue that run)")
 
 
+#: ids whose row of :data:`agents.defaults.PER_ID` changed since msenv 0.6: a 0.6 checkpoint of one
+#: trained with 0.6's values there, the main job's (msenv/MultiSpin-v0 then trained MAIN_JOB's MLP)
+ROWS_CHANGED_SINCE_0_6 = ("msenv/MultiSpin-v0",)
+
+
 def saved_settings(args: dict[str, Any]) -> dict[str, Any]:
     """A checkpoint's recorded settings as :class:`TrainingConfig` keywords. Checkpoints of msenv
     0.6 and before recorded ``train.py``'s arguments instead: their scenario options become
@@ -72,6 +78,9 @@ def saved_settings(args: dict[str, Any]) -> dict[str, Any]:
             overrides[name] = tuple(args[option]) if isinstance(args[option], list) else args[option]
     out["overrides"] = overrides
     out["progress"] = not args.get("no_progress", False)
+    if args.get("env_id") in ROWS_CHANGED_SINCE_0_6:  # it trained with 0.6's defaults: the main job's then
+        for name, value in MAIN_JOB.items():
+            out.setdefault(name, value)
     out.setdefault("policy", "mlp")  # checkpoints written before --policy existed
     out.setdefault("reward", "goodput")  # … or --reward
     if isinstance(out.get("policy_kwargs"), str):

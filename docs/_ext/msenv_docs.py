@@ -93,7 +93,9 @@ def table_section(env_id: str, level: str = "##") -> str:
             f"{ROUNDS} rounds (seeds {SEED}..): long-run throughput Σ tokens / Σ time with its 95% CI over "
             "episodes, its ratio to the first row paired per episode, and the controller's wall time per "
             "decision (one process on a 2-core machine shared with other work: compare within a table). "
-            f"Controllers: {', '.join(f'`{c}`' for c in controllers_for(env_id))}.\n\n")
+            f"Controllers: {', '.join(f'`{c}`' for c in controllers_for(env_id))}. These are not `train.py`'s "
+            "held-out episodes (10 × 100 rounds, seeds 10000 …), on which README and the tutorial give PPO's "
+            "ratio to the greedy: the same agent's row here is measured on other episodes, so it differs.\n\n")
     if rows is None:
         return head + "Not measured yet for this id.\n"
     agents = [r["controller"] for r in rows if r["controller"].startswith("ppo")]
@@ -411,6 +413,11 @@ def configuration_page() -> str:
             "with a `DeprecationWarning`, until it is removed.\n")
 
 
+def _api_link(cls) -> str:
+    """The class as ``baselines.Name``, linked to its entry in the API reference."""
+    return f"{{py:class}}`baselines.{cls.__name__} <{cls.__module__}.{cls.__name__}>`"
+
+
 def controllers_page() -> str:
     import msenv
     from baselines import REGISTRY
@@ -427,12 +434,15 @@ def controllers_page() -> str:
     rows = []
     for name, cls in REGISTRY.items():
         doc = " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
-        rows.append([f"`{name}`", f"`baselines.{cls.__name__}`", knows[getattr(cls, "oracle", False)], doc])
-    rows.append(["`fixed-<γ>`", "`baselines.Fixed`", "nothing", "γ_k = γ for every device, every round."])
+        rows.append([f"`{name}`", _api_link(cls), knows[getattr(cls, "oracle", False)], doc])
+    from baselines import Fixed
+
+    rows.append(["`fixed-<γ>`", _api_link(Fixed), "nothing", "γ_k = γ for every device, every round."])
     cost_rows = [[f"`{name}`"] + [cost.get(name, {}).get(i, "—") for i in ids]
                  for name in dict.fromkeys([*REGISTRY, "fixed-4", *(c for i in ids for c in controllers_for(i))])
                  if name in cost]
-    return ("# Controllers\n\nEvery name `--controllers` accepts (generated from `baselines.REGISTRY`). All "
+    return ("# Controllers\n\nEvery name `--controllers` accepts (generated from `baselines.REGISTRY`; made by "
+            "{py:func}`baselines.make_controller`; each class's entry in the [API reference](../api.md)). All "
             "act through one interface, `controller.act(context, obs)`, so the harness compares them — and "
             "trained agents (`agents.load_agent`, rows `ppo:<run>`) — on identical seeds. A controller sees "
             "`env.unwrapped.context` (what a server can know); only controllers whose `oracle` attribute is "
@@ -445,10 +455,41 @@ def controllers_page() -> str:
                         for part in (ids[j:j + 4] for j in range(0, len(ids), 4))))
 
 
+#: the width of the command lines' help on their page: what the article column shows unscrolled
+HELP_COLUMNS = 86
+
+
+def _wrap_help(text: str, width: int = HELP_COLUMNS) -> str:
+    """A ``--help`` text with every line longer than ``width`` wrapped at spaces, its continuation
+    lines indented to where the line's description starts (two spaces or more into it)."""
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            out.append(line)
+            continue
+        m = re.match(r"(\s*\S.*?\s{2,})(?=\S)", line)
+        hang = len(m.group(1)) if m and len(m.group(1)) < width // 2 else len(line) - len(line.lstrip()) + 2
+        out += textwrap.wrap(line, width, subsequent_indent=" " * hang, break_long_words=True,
+                             break_on_hyphens=False)
+    return "\n".join(out)
+
+
 def cli_page() -> str:
+    import os
+
     parts = ["# Command lines\n\nThe help of every command, generated from its argument parser.\n"]
     for title, module, anchor in CLIS:
-        text = _plain_roles(load_parser(module).format_help(), code=False)
+        before = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = str(HELP_COLUMNS)  # argparse wraps its help to the terminal's width
+        try:
+            text = _wrap_help(_plain_roles(load_parser(module).format_help(), code=False))
+        finally:
+            if before is None:
+                del os.environ["COLUMNS"]
+            else:
+                os.environ["COLUMNS"] = before
         parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
 
@@ -551,6 +592,11 @@ def write_all(out: Path = OUT) -> list[Path]:
         pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
     for env_id in msenv.CELL_IDS:
         pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
+    from plain_math import markdown_math
+
+    # the code's plain-Unicode formulas as math (the command lines' help stays as printed)
+    pages = {name: text if name in ("cli.md", "figure-commits.md") else markdown_math(text)
+             for name, text in pages.items()}
     pages["house.svg"] = house_svg()
     written = []
     for name, text in pages.items():

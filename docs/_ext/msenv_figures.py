@@ -147,6 +147,52 @@ def provenance(name: str, entry: dict) -> dict:
     return out
 
 
+_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+
+
+def file_date(path: str) -> str:
+    """The date of a committed result file's run: the date it records, else the date of the commit
+    that last wrote it (said so), else ``not recorded``."""
+    import subprocess
+
+    if path.endswith(".json") and _json(path).get("date"):
+        return _json(path)["date"]
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%cs", "--", path], cwd=ROOT, capture_output=True,
+                             text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    return f"{out} (the date it was committed)" if out else "not recorded"
+
+
+def dated(role: str, arg: str, entries: dict[str, dict]) -> dict[str, str]:
+    """What a page's note under a figure says (:func:`add_notes`): ``what``, ``date`` (a
+    ``YYYY-MM-DD`` in it) and ``command`` — for ``{measured}`` from its entry,
+    for ``{iqm}`` and ``{sweep}`` from the result file (a former module path as today's)."""
+    if role == "measured":
+        e = entries[arg]
+        p = provenance(arg, e)
+        command = p["command"]
+        date = p["measured"] or (file_date(e["from"]) if "from" in e else "")
+        if not _DATE.search(date):
+            raise FigureError(f"figures.toml [{arg}]: no date (YYYY-MM-DD) in its measured field or result file")
+        return {"what": p["what"], "date": date, "command": command, "version": p["version"]}
+    if role == "iqm":
+        suite, method, kind = arg.split()
+        path = f"docs/leaderboard/{suite}.json"
+        doc = _json(path)
+        return {"what": f"{method} on {suite}: IQM of {kind} relative to the reference [95% CI], from `{path}`",
+                "date": file_date(path), "version": doc.get("msenv_version", ""),
+                "command": re.sub(r"^python -m baselines\.benchmark", "python -m evaluation.benchmark",
+                                  doc.get("command") or "")}
+    folder = arg.split()[0]
+    path = f"docs/figures/{folder}/cells.csv"
+    return {"what": f"the sweep's row {' '.join(arg.split()[1:])}: throughput relative to the greedy ± 95% CI / "
+                    f"charged its decision time, from `{path}`",
+            "date": file_date(path), "command": f"python -m experiments cells --out docs/figures/{folder}",
+            "version": ""}
+
+
 def values(entries: dict[str, dict] | None = None) -> dict[str, str]:
     """Every entry's value (raises FigureError on the first one that cannot be read)."""
     entries = load_source() if entries is None else entries
@@ -329,6 +375,58 @@ def figures_page(entries: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------- the notes under a page
+def _inline(text: str):
+    """Note text as docutils nodes: ``$…$`` as math, backticks as code, the rest as text."""
+    from docutils import nodes
+
+    out = []
+    for i, piece in enumerate(re.split(r"(\$[^$]+\$|`[^`]+`)", text)):
+        if i % 2 and piece.startswith("$"):
+            out.append(nodes.math(piece, piece[1:-1]))
+        elif i % 2:
+            out.append(nodes.literal(piece, piece[1:-1]))
+        elif piece:
+            out.append(nodes.Text(piece))
+    return out
+
+
+def add_notes(doctree, entries: dict[str, dict]) -> None:
+    """Every figure a page prints through a role gets a numbered mark linking to a note at the end
+    of the page that says, without hovering, what it is, when it was measured and with which
+    command (the reader of a phone has no hover)."""
+    from docutils import nodes
+
+    marked = [n for n in doctree.findall(nodes.abbreviation) if n.get("msenv_note")]
+    if not marked:
+        return
+    order: dict[tuple, int] = {}
+    for node in marked:
+        key = tuple(node["msenv_note"])
+        number = order.setdefault(key, len(order) + 1)
+        mark = nodes.superscript("", "", classes=["measured-mark"])
+        mark += nodes.reference("", f"[{number}]", refid=f"measured-{number}")
+        node.parent.insert(node.parent.index(node) + 1, mark)
+    notes = nodes.container(classes=["measured-notes"])
+    notes += nodes.rubric("", "Measured figures on this page")
+    listing = nodes.enumerated_list(enumtype="arabic")
+    for (role, arg), number in order.items():
+        d = dated(role, arg, entries)
+        para = nodes.paragraph()
+        para += _inline(d["what"] + ". ")
+        para += nodes.strong("", f"Measured {d['date']}")
+        if d["version"]:
+            para += nodes.Text(f" (for {d['version']})")
+        para += nodes.Text(" with ")
+        para += nodes.literal("", d["command"]) if d["command"].startswith(("python", "/usr/bin/time", "export")) \
+            else _inline(d["command"])
+        para += nodes.Text(".")
+        item = nodes.list_item("", para, ids=[f"measured-{number}"])
+        listing += item
+    notes += listing
+    doctree += notes
+
+
 # ---------------------------------------------------------------------- Sphinx
 def setup(app):
     from docutils import nodes
@@ -363,12 +461,16 @@ def setup(app):
         title = f"measured for {p['version']}" if p["version"] else "measured"
         title += f" with {p['command']}" + (f"; {p['machine']}" if p["machine"] else "")
         title = title.replace("`", "")  # a hover text is plain: no code spans
-        return [nodes.abbreviation(rawtext, state["values"][text], explanation=title)], []
+        node = nodes.abbreviation(rawtext, state["values"][text], explanation=title)
+        node["msenv_note"] = ("measured", text)  # a dated note under the page (msenv_notes)
+        return [node], []
 
     def result_role(fn, what):
         def role(name, rawtext, text, lineno, inliner, options=None, content=None):
             try:
-                return [nodes.abbreviation(rawtext, fn(text), explanation=f"read from {what(text)}")], []
+                node = nodes.abbreviation(rawtext, fn(text), explanation=f"read from {what(text)}")
+                node["msenv_note"] = (name, " ".join(text.split()))
+                return [node], []
             except FigureError as err:
                 return _error(inliner, lineno, rawtext, str(err))
         return role
@@ -416,6 +518,7 @@ def setup(app):
             return StringList(lines, source=self.state.document.current_source)
 
     app.connect("builder-inited", builder_inited)
+    app.connect("doctree-read", lambda app, doctree: add_notes(doctree, state["entries"]))
     app.add_role("measured", measured_role)
     app.add_role("iqm", result_role(iqm, lambda s: f"docs/leaderboard/{s.split()[0]}.json"))
     app.add_role("sweep", result_role(sweep, lambda s: f"docs/figures/{s.split()[0]}/cells.csv"))

@@ -73,10 +73,13 @@ def _on_builder_inited(app) -> None:
     root = str(DOCS.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
+    from plain_math import markdown_math
+
     from evaluation.leaderboard import load_results, markdown
 
     OUT.parent.mkdir(exist_ok=True)
-    page = HEADER + markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard")
+    page = HEADER + markdown_math(markdown(load_results(DOCS / "leaderboard", root=DOCS.parent),
+                                           figures="../leaderboard"))
     if not OUT.exists() or OUT.read_text() != page:
         OUT.write_text(page)
 

@@ -6,6 +6,7 @@ episodes, bit for bit (:func:`replay_problems`). Every problem is one line."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from ..entries import agent_loader
 from ..harness import Entry, entry_config, parse_entry, run_episode
 from ..suites import Suite, get_suite
 from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT
-from .score import SCORES, aggregates, rivals_of, score_matrices
+from .score import OPTIONAL_SCORES, SCORES, aggregates, rivals_of, score_matrices
 
 #: the most runs (training seeds) a method may have in a result file
 MAX_RUNS = 100
@@ -73,6 +74,9 @@ def _structure(result: Any) -> Suite:
     if command is not None and (not isinstance(command, str) or not command.startswith(COMMANDS)):
         raise ValueError(f"command must be the string of the run's command ({COMMAND} …), or null for a run made "
                          "through the API")
+    date = result.get("date")  # files of msenv ≤ 0.5 record none; the page then gives their commit's date
+    if date is not None and not (isinstance(date, str) and re.fullmatch(r"\d{4}-\d\d-\d\d", date)):
+        raise ValueError(f"date={str(date)[:40]!r} is invalid; allowed: the day of the run, YYYY-MM-DD (UTC)")
     wall = result.get("wall_s")
     if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < 1e9:
         raise ValueError(f"wall_s={wall!r} is invalid; allowed: the run's wall time in seconds, a number ≥ 0")
@@ -103,7 +107,7 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
         return [str(e)]
     legacy = result["format_version"] == 1
     out = []
-    for s in SCORES:
+    for s in [*SCORES, *(o for o in OPTIONAL_SCORES if o in result.get("scores", {}))]:
         for m, info in result["methods"].items():
             shape = ((info["runs"] * suite.episodes, len(suite.cells)) if legacy
                      else (info["runs"], suite.episodes, len(suite.cells)))

@@ -14,8 +14,8 @@ method's interval is over the episodes only.
 Examples::
 
     python -m evaluation.benchmark --suite paper-v1
-    python -m evaluation.benchmark --suite cells-in-v1 --agent generalist=agents/pretrained/cells
-    python -m evaluation.benchmark --suite paper-v1 --agent mlp=runs/s0/agent runs/s1/agent runs/s2/agent
+    python -m evaluation.benchmark --suite cells-in-v1 --agent gen=agents/pretrained/cells
+    python -m evaluation.benchmark --suite paper-v1 --agent mlp=runs/s0/agent runs/s1/agent
 
 It writes ``<out>/<suite>.json`` (the result file: suite, code version and commit, machine, each
 learned method's decision-file hashes and training records, every episode, scores, aggregates),

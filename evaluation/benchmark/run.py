@@ -181,7 +181,8 @@ def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, A
     return {
         "format": RESULT_FORMAT, "format_version": FORMAT_VERSION, "suite": suite.to_dict(),
         "msenv_version": provenance.code_version()["msenv"], "code": provenance.code_version(),
-        "command": command, "machine": {**machine(), "workers": workers}, "wall_s": wall_s,
+        "command": command, "date": provenance.run_date(), "machine": {**machine(), "workers": workers},
+        "wall_s": wall_s,
         "methods": {m: described[m] for m in matrices["throughput"]},
         "statistics": {"method": stats.METHOD, "reps": stats.REPS, "seed": stats.SEED, "confidence": stats.CONFIDENCE,
                        "rivals": rivals},

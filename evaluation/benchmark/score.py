@@ -15,6 +15,16 @@ from ..suites import Suite
 
 #: the scores computed per episode: name → the EpisodeStats field divided by the reference's
 SCORES = {"throughput": "throughput", "realtime": "realtime_throughput"}
+#: scores of a field that files written since msenv 0.6 hold (computed when every episode has it):
+#: the worst-served devices' goodput, each episode's 10th percentile over its devices
+OPTIONAL_SCORES = {"device_p10": "device_p10_goodput"}
+
+
+def scores_of(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The scores the episodes ``rows`` give: :data:`SCORES`, and each of :data:`OPTIONAL_SCORES`
+    whose field every episode holds."""
+    extra = {s: f for s, f in OPTIONAL_SCORES.items() if rows and all(f in r for r in rows)}
+    return {**SCORES, **extra}
 
 
 def score_matrices(suite: Suite, rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, np.ndarray]]:
@@ -23,11 +33,12 @@ def score_matrices(suite: Suite, rows: Sequence[dict[str, Any]]) -> dict[str, di
     cells = [c.name for c in suite.cells]
     ref = {(r["cell"], r["episode"]): r for r in rows if r["method"] == suite.reference}
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    out: dict[str, dict[str, np.ndarray]] = {s: {} for s in SCORES}
+    fields = scores_of(rows)
+    out: dict[str, dict[str, np.ndarray]] = {s: {} for s in fields}
     for m in methods:
         mine = [r for r in rows if r["method"] == m]
         runs = 1 + max(r["run"] for r in mine)
-        for s, field in SCORES.items():
+        for s, field in fields.items():
             a = np.full((runs, suite.episodes, len(cells)), np.nan)
             for r in mine:
                 a[r["run"], r["episode"], cells.index(r["cell"])] = r[field] / ref[(r["cell"], r["episode"])][field]
@@ -56,7 +67,7 @@ def summary_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     for m, info in result["methods"].items():
         row: dict[str, Any] = {"method": m, "kind": info["kind"], "runs": info["runs"],
                                "interval": "runs × episodes" if info["runs"] > 1 else "episodes"}
-        for s in SCORES:
+        for s in result["aggregates"]:
             for a, (pt, lo, hi) in result["aggregates"][s][m].items():
                 row[f"{s}_{a}"], row[f"{s}_{a}_lo"], row[f"{s}_{a}_hi"] = pt, lo, hi
         row["decision_ms"] = float(np.mean(list(result["decision_ms"][m].values())))
@@ -79,4 +90,5 @@ def format_summary(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["SCORES", "aggregates", "format_summary", "rivals_of", "score_matrices", "summary_rows"]
+__all__ = ["OPTIONAL_SCORES", "SCORES", "aggregates", "scores_of", "format_summary", "rivals_of", "score_matrices",
+           "summary_rows"]

@@ -17,6 +17,7 @@ from typing import Any
 from .. import suites
 from ..benchmark.check import reproducing_command, result_problems, row_problems
 from ..benchmark.score import summary_rows
+from ..provenance import file_date
 
 
 def load_results(folder: str | Path, root: str | Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
@@ -69,6 +70,15 @@ def _code(s: Any) -> str:
     return "`" + " ".join(str(s).split()).replace("`", "'").replace("|", "\\|") + "`"
 
 
+def run_date(path: Path, doc: dict[str, Any]) -> str:
+    """When a result file's run was made: the date it records, or — a file that records none (msenv
+    ≤ 0.5) — the date of the commit that added it, said as such."""
+    if doc.get("date"):
+        return doc["date"]
+    committed = file_date(path)
+    return f"by {committed} (committed)" if committed else "not recorded"
+
+
 def _ci(row: dict[str, Any], key: str) -> str:
     return f"{row[key]:.3f} [{row[key + '_lo']:.3f}, {row[key + '_hi']:.3f}]"
 
@@ -107,15 +117,16 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
                 rows.append((r, path, doc))
         rows.sort(key=lambda t: -t[0]["throughput_iqm"])
         more = ["", ("Each method's kind and training, its shortfall below the reference (the mean of "
-                "max(0, 1 − score)) and its probability of beating the reference:"), "",
-                "| method | kind | training | shortfall | P(> reference) |", "|---|---|---|---|---|"]
-        for r, _path, doc in rows:
+                     "max(0, 1 − score)) and its probability of beating the reference:"), "",
+                "| method | kind | training | measured | shortfall | P(> reference) |", "|---|---|---|---|---|---|"]
+        for r, path, doc in rows:
             info = doc["methods"][r["method"]]
             seeds = str(r["runs"]) + (f" ({info['seed_streams']})" if info["kind"] == "agent" else "")
             parts.append(f"| {r['method']} | {seeds} | {_ci(r, 'throughput_iqm')} | "
                          f"{_ci(r, 'throughput_p_improvement_over_best_rival')} | {_ci(r, 'realtime_iqm')} | "
                          f"{r['decision_ms']:.3f} |")
-            more.append(f"| {r['method']} | {r['kind']} | {_training(info)} | {_ci(r, 'throughput_shortfall')} | "
+            more.append(f"| {r['method']} | {r['kind']} | {_training(info)} | {run_date(path, doc)} | "
+                        f"{_ci(r, 'throughput_shortfall')} | "
                         f"{_ci(r, 'throughput_p_improvement_over_reference')} |")
         parts += more
         parts.append("")
@@ -123,8 +134,8 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
             m = doc["machine"]
             learned = [_code(k) + ": " + ", ".join(_code(s) for s in v["sources"]) for k, v in doc["methods"].items()
                        if v["kind"] == "agent"]
-            parts += [f"**{_text(path.name)}** — reproduce: {_code(reproducing_command(doc['command']))}. "
-                      f"Played in {doc['wall_s'] / 60:.1f} "
+            parts += [f"**{_text(path.name)}** — measured {run_date(path, doc)}; reproduce: "
+                      f"{_code(reproducing_command(doc['command']))}. Played in {doc['wall_s'] / 60:.1f} "
                       f"min wall on {_text(m.get('cpus'))} cores ({_text(m['processor'])}, {_text(m['platform'])}), "
                       f"{_text(m.get('workers', 1))} worker(s), thread settings {_code(json.dumps(m.get('threads')))}; "
                       f"msenv {_text(doc.get('msenv_version'))}."
@@ -138,4 +149,4 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
     return "\n".join(parts)
 
 
-__all__ = ["load_results", "markdown"]
+__all__ = ["load_results", "markdown", "run_date"]

@@ -1,10 +1,14 @@
 """Pictures of a round for ``render_mode="rgb_array"`` (model §8; matplotlib, Agg, no display).
 
-The frame shows the cell from above — the server at the centre, every device at its distance
-(devices spread evenly in angle, in index order), coloured by the round's outcome (all
-accepted / corrected via UL / via DL / not drafting) and labelled with its draft length — and,
-beside it, the round's latency split (drafting, verification, correction exchange) and its
-goodput. The figure is built once per renderer and only its artists are updated per frame.
+The frame shows the cell from above — the server (the black square) at the centre, every device
+at its distance (devices spread evenly in angle, in index order), coloured by the round's outcome
+(all accepted / corrected via UL / via DL / not drafting), its draft length written on the cell's
+rim at the device's angle, so that no label can cover another or the server — and, beside it, the
+round's goodput, the key of the colours and the latency split (drafting, verification, correction
+exchange) with a key of its own. Every text is :data:`FONT_PT` points: 14 px in a 640 px frame,
+and the body text's size where the docs show the picture (``docs/figures/render.png``, drawn by
+``docs/_ext/episode_gifs.py``). The figure is built once per renderer and only its artists are
+updated per frame.
 """
 
 from __future__ import annotations
@@ -22,16 +26,26 @@ COLORS = {
     "ul": (0.12, 0.47, 0.71),
     "dl": (0.84, 0.15, 0.16),
 }
+#: the latency bar's parts: (colour, key label)
+LATENCY_PARTS = (((0.58, 0.40, 0.74), "draft"), ((0.55, 0.34, 0.29), "verify"),
+                 ((1.0, 0.50, 0.05), "correction"))
 WIDTH, HEIGHT, DPI = 640, 360, 80
+#: the one font size of the picture (points)
+FONT_PT = 13.0
+#: where the draft lengths are written: this fraction of the cell's radius out from the centre
+RIM = 1.12
 
 
 class RoundRenderer:
-    """Draws RGB frames (uint8 [HEIGHT, WIDTH, 3]) of rounds of one environment."""
+    """Draws RGB frames (uint8 [HEIGHT, WIDTH, 3]) of rounds of one environment; :attr:`fig` is
+    the matplotlib figure it draws them on."""
 
     def __init__(self, max_distance_m: float) -> None:
         try:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
+            from matplotlib.lines import Line2D
+            from matplotlib.patches import Patch
         except ImportError as e:  # pragma: no cover - depends on the install
             raise ImportError(
                 "render_mode='rgb_array' needs matplotlib: pip install 'msenv[render]'"
@@ -39,43 +53,48 @@ class RoundRenderer:
         fig = Figure(figsize=(WIDTH / DPI, HEIGHT / DPI), dpi=DPI)
         self.canvas = FigureCanvasAgg(fig)
         self.fig = fig
-        ax = fig.add_axes((0.01, 0.03, 0.52, 0.94))
-        r = 1.08 * max_distance_m
+        ax = fig.add_axes((0.0, 0.0, HEIGHT / WIDTH, 1.0))  # a square: the cell and its rim
+        self.rim = RIM * max_distance_m
+        r = 1.2 * max_distance_m
         ax.set_xlim(-r, r)
         ax.set_ylim(-r, r)
         ax.set_aspect("equal")
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set_axis_off()
         for ring in np.linspace(0.0, max_distance_m, 6)[1:]:
             ax.add_patch(_circle(ring))
-        ax.plot([0.0], [0.0], marker="s", color="black", markersize=9)
-        ax.text(0.0, -0.09 * r, "server", ha="center", va="top", fontsize=7)
+        ax.plot([0.0], [0.0], marker="s", color="black", markersize=9, zorder=4)
         self.ax = ax
-        self.scatter = ax.scatter([], [], s=60, edgecolors="black", linewidths=0.5, zorder=3)
+        self.scatter = ax.scatter([], [], s=70, edgecolors="black", linewidths=0.5, zorder=3)
         self.labels: list[Any] = []
-        handles = [
-            ax.scatter([], [], color=COLORS[k], s=30, label=lab)
-            for k, lab in (("accepted", "all accepted"), ("ul", "UL correction"),
-                           ("dl", "DL correction"), ("idle", "no draft / not played"))
-        ]
-        ax.legend(handles=handles, loc="lower left", fontsize=6, framealpha=0.8)
-        bar = fig.add_axes((0.60, 0.18, 0.36, 0.30))
+        x0 = HEIGHT / WIDTH + 0.03
+        self.title = fig.text(x0, 0.95, "", fontsize=FONT_PT, va="top", weight="bold")
+        self.body = fig.text(x0, 0.86, "", fontsize=FONT_PT, va="top", linespacing=1.25)
+        dot = dict(marker="o", linestyle="", markeredgecolor="black", markeredgewidth=0.5, markersize=9)
+        handles = [Line2D([], [], color=COLORS[k], label=lab, **dot)
+                   for k, lab in (("accepted", "all accepted"), ("ul", "UL correction"),
+                                  ("dl", "DL correction"), ("idle", "no draft"))]
+        handles.append(Line2D([], [], color="black", marker="s", linestyle="", markersize=8, label="server"))
+        fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(x0 - 0.01, 0.66), ncols=2,
+                   fontsize=FONT_PT, frameon=False, handletextpad=0.2, columnspacing=0.8,
+                   borderaxespad=0.0, borderpad=0.0, labelspacing=0.3)
+        bar = fig.add_axes((x0, 0.27, 0.96 - x0, 0.08))
+        bar.set_axis_off()
         self.bar_ax = bar
-        self.bars = bar.barh([0, 0, 0], [0.0, 0.0, 0.0], left=[0.0, 0.0, 0.0], height=0.6,
-                             color=[(0.58, 0.40, 0.74), (0.55, 0.34, 0.29), (1.0, 0.50, 0.05)])
-        bar.set_yticks([])
-        bar.set_xlabel("round latency (ms): draft | verify | com", fontsize=7)
-        bar.tick_params(labelsize=7)
-        self.title = fig.text(0.60, 0.93, "", fontsize=9, va="top", family="monospace")
-        self.body = fig.text(0.60, 0.80, "", fontsize=8, va="top", family="monospace")
+        self.bars = bar.barh([0, 0, 0], [0.0, 0.0, 0.0], left=[0.0, 0.0, 0.0], height=1.0,
+                             color=[c for c, _ in LATENCY_PARTS])
+        self.latency = fig.text(x0, 0.37, "", fontsize=FONT_PT, va="bottom")
+        self.bar_key = fig.legend(handles=[Patch(color=c, label=lab) for c, lab in LATENCY_PARTS],
+                                  loc="upper left", bbox_to_anchor=(x0 - 0.01, 0.24), ncols=1,
+                                  fontsize=FONT_PT, frameon=False, handlelength=1.2, handletextpad=0.4,
+                                  borderaxespad=0.0, borderpad=0.0, labelspacing=0.25)
 
     def frame(self, distance: np.ndarray, round_index: int, gamma: np.ndarray | None = None,
               info: dict[str, Any] | None = None) -> np.ndarray:
         """The picture of the last round played (or of the fresh episode when ``info`` is None)."""
         k = len(distance)
         angle = 2.0 * np.pi * np.arange(k) / k + np.pi / 2
-        xy = np.stack([distance * np.cos(angle), distance * np.sin(angle)], axis=-1)
-        self.scatter.set_offsets(xy)
+        unit = np.stack([np.cos(angle), np.sin(angle)], axis=-1)
+        self.scatter.set_offsets(distance[:, None] * unit)
         colors = np.tile(COLORS["idle"], (k, 1))
         if info is not None and gamma is not None:
             modes = np.asarray(info["modes"])
@@ -88,30 +107,30 @@ class RoundRenderer:
             t.remove()
         self.labels = []
         if gamma is not None and k <= 40:
-            for (x, y), g in zip(xy * 1.0, np.asarray(gamma)):
-                self.labels.append(self.ax.text(x, y + 0.045 * self.ax.get_ylim()[1], str(int(g)),
-                                                ha="center", va="bottom", fontsize=6))
+            for (x, y), g in zip(self.rim * unit, np.asarray(gamma)):
+                self.labels.append(self.ax.text(x, y, str(int(g)), ha="center", va="center", fontsize=FONT_PT))
         if info is None:
             self.title.set_text(f"round {round_index}: not played yet")
-            self.body.set_text("")
+            self.body.set_text("on the rim: draft lengths")
+            self.latency.set_text("latency")
             parts = (0.0, 0.0, 0.0)
         else:
             parts = (1e3 * info["t_draft"], 1e3 * info["t_verify"], 1e3 * info["t_com"])
             n_ul = int(np.sum(np.asarray(info["modes"]) == MODE_UL))
             n_dl = int(np.sum(np.asarray(info["modes"]) == MODE_DL))
-            self.title.set_text(f"round {round_index}   goodput {info['goodput']:7.1f} tok/s")
-            self.body.set_text(
-                f"tokens  {int(np.sum(info['tokens'])):4d}   mean γ {float(np.mean(gamma)):5.2f}\n"
-                f"UL {n_ul:3d}   DL {n_dl:3d}   of {k} devices\n"
-                f"T = {1e3 * info['latency']:6.1f} ms\n"
-                f"draft {parts[0]:6.1f}  verify {parts[1]:6.1f}\n"
-                f"com   {parts[2]:6.1f} ms"
-            )
+            self.title.set_text(f"round {round_index}: {info['goodput']:.1f} tokens/s")
+            self.body.set_text(f"{int(np.sum(info['tokens']))} tokens, mean draft {float(np.mean(gamma)):.2f}\n"
+                               f"{n_ul} UL, {n_dl} DL of {k} devices\n"
+                               "on the rim: draft lengths")
+            self.latency.set_text(f"latency {1e3 * info['latency']:.1f} ms")
+        for text, p, (_, lab) in zip(self.bar_key.get_texts(), parts, LATENCY_PARTS):
+            text.set_text(f"{lab} {p:.1f} ms" if info is not None else lab)
         left = np.concatenate([[0.0], np.cumsum(parts)[:-1]])
         for rect, w, x0 in zip(self.bars, parts, left):
             rect.set_width(w)
             rect.set_x(x0)
-        self.bar_ax.set_xlim(0.0, max(1.0, 1.05 * float(np.sum(parts))))
+        self.bar_ax.set_xlim(0.0, max(1.0, float(np.sum(parts))))
+        self.bar_ax.set_ylim(-0.5, 0.5)
         self.canvas.draw()
         return np.asarray(self.canvas.buffer_rgba())[:, :, :3].copy()
 

@@ -1,0 +1,81 @@
+"""Sphinx extension: shell commands that copy whole and wrap only between words.
+
+sphinx-copybutton (configured in ``conf.py``) puts a copy button on every command and code block
+(not on ``text`` blocks, which are program output); it strips a ``$ ``/``>>> ``/``... `` prompt
+and the lines without one, so what lands on the clipboard is the command alone.
+
+In a shell block (``bash``, ``sh``, ``console``) every word is wrapped in a ``span.nw`` that the
+stylesheet keeps on one line: the block wraps at spaces only, so ``--episodes`` never shows as
+``-`` / ``-episodes`` (a browser may break after a hyphen). The text — and so what a reader
+selects or copies — is unchanged. Program output (``text`` blocks) keeps its lines and scrolls.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: the shell languages whose blocks wrap between words (``text``, program output, scrolls instead)
+SHELL = ("bash", "sh", "console", "shell")
+_BLOCK = re.compile(rf'(<div class="highlight-(?:{"|".join(SHELL)})\b[^"]*"><div class="highlight"><pre>)(.*?)(</pre>)',
+                    re.S)
+_TAG_OR_TEXT = re.compile(r"(<[^>]+>)|([^<]+)")
+_WORD = re.compile(r"[^\s]+")
+
+
+#: a word longer than this (a path, a list of agents) may not fit a phone's line: it is not kept
+#: whole but may break anywhere (``span.lw``) — options are always kept whole
+LONG = 30
+
+
+def _span(word: str) -> str:
+    long = len(word) > LONG and not word.startswith("-")
+    return f'<span class="{"lw" if long else "nw"}">{word}</span>'
+
+
+def nowrap_words(pre: str) -> str:
+    """The HTML inside a ``<pre>`` with each run of non-space text (between tags) in a ``span.nw``
+    (kept on one line), or, a word longer than :data:`LONG` that is no option, a ``span.lw``."""
+    out = []
+    for tag, text in _TAG_OR_TEXT.findall(pre):
+        out.append(tag or _WORD.sub(lambda m: _span(m.group(0)), text))
+    return "".join(out)
+
+
+def shell_blocks_nowrap(html: str) -> str:
+    """Every shell block of a page's HTML through :func:`nowrap_words`."""
+    return _BLOCK.sub(lambda m: m.group(1) + nowrap_words(m.group(2)) + m.group(3), html)
+
+
+_CODE_TEXT = re.compile(r'(<code class="[^"]*\bliteral\b[^"]*">)(.*?)(</code>)', re.S)
+#: a name in a table cell longer than this gets places to break (``<wbr>``) after ``_ . = , /``
+LONG_NAME = 14
+
+
+def breakable_cell_code(html: str) -> str:
+    """Every code literal inside a table cell (``<td>``) longer than :data:`LONG_NAME` characters
+    with a ``<wbr>`` after each ``_``, ``.``, ``=``, ``,`` and ``/`` — where a name may break
+    when its column has no room for it (``draft_scale_max_range``, ``baselines.KaplanMeierGreedy``)."""
+    def code(m: re.Match) -> str:
+        inner = m.group(2)
+        text = re.sub(r"<[^>]+>", "", inner)
+        if len(text) <= LONG_NAME:
+            return m.group(0)
+        return m.group(1) + re.sub(r"([_.=,/])(?=[^<>]*<)", r"\1<wbr>", inner) + m.group(3)
+
+    out, pos = [], 0
+    for cell in re.finditer(r"<td>.*?</td>", html, flags=re.S):
+        out.append(html[pos:cell.start()])
+        out.append(_CODE_TEXT.sub(code, cell.group(0)))
+        pos = cell.end()
+    out.append(html[pos:])
+    return "".join(out)
+
+
+def _on_page_context(app, pagename, templatename, context, doctree) -> None:
+    if "body" in context:
+        context["body"] = breakable_cell_code(shell_blocks_nowrap(context["body"]))
+
+
+def setup(app):
+    app.connect("html-page-context", _on_page_context)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
