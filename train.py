@@ -6,7 +6,7 @@
     python train.py --env-id msenv/MultiSpin-DeepSeek-v0 --p-dl-dbm 20
     python train.py --p-dl-range 10 40   # one policy for a range of DL budgets
     python train.py --resume runs/ppo-MultiSpin-v0 [--timesteps 1000000]   # continue a stopped run
-    python train.py --env-id msenv/MultiSpin-Dynamic-v0 --bc-init greedy-saa   # start PPO from the greedy (agents/bc.py)
+    python train.py --env-id msenv/MultiSpin-Dynamic-v0 --bc-init greedy-saa   # PPO from the greedy (agents/bc.py)
 
 Steps: (1) GreedySAA, OptimalUniform, ComputationOnly and Fixed(4) run on the held-out
 evaluation seeds (their goodput/throughput become TensorBoard reference lines); (2) PPO trains

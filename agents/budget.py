@@ -34,7 +34,6 @@ from typing import NamedTuple
 
 import numpy as np
 import torch as th
-from gymnasium import spaces
 from stable_baselines3.common.distributions import MultiCategoricalDistribution
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn

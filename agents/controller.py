@@ -70,11 +70,13 @@ class PPOController(Controller):
             self.normalization = obs_rms
         else:  # VecNormalize's running statistics
             self.normalization = ObsNormalization(np.asarray(obs_rms.mean, dtype=np.float64),
-                                                  np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs), float(epsilon))
+                                                  np.asarray(obs_rms.var, dtype=np.float64), float(clip_obs),
+                                                  float(epsilon))
         if policy is None:
             policy = numpy_policy(model.policy, config)
         self.policy = policy
-        blas_libraries()  # found once per process, here: the first decision would otherwise pay for it (7–14 ms at K = 400)
+        # found once per process, here: the first decision would otherwise pay for it (7–14 ms at K = 400)
+        blas_libraries()
         self.frame_stack = int(frame_stack)
         self._history: np.ndarray | None = None
         self._layout: CellLayout | None = None
@@ -119,7 +121,8 @@ class PPOController(Controller):
         if x.dtype.kind not in "biuf":
             raise ValueError(f"agent {self.name!r}: the observation has dtype {x.dtype}; allowed: numbers")
         if not np.isfinite(x).all():
-            raise ValueError(f"agent {self.name!r}: the observation holds NaN or infinite entries; allowed: finite numbers")
+            raise ValueError(f"agent {self.name!r}: the observation holds NaN or infinite entries; allowed: finite "
+                             "numbers")
         if not (x.ndim in ((1, 2) if batch else (1,)) and self.policy.fits(x, self.frame_stack, mask)):
             width, reads = self.policy.reads(self.config, self.frame_stack)
             shape = f"({width},)" + (f" or (n, {width})" if batch else "") if width is not None else "(width,)"
@@ -214,7 +217,8 @@ def load_agent(path: str | Path, name: str = "ppo", *, sb3: bool = False) -> PPO
         if "data" not in names:  # SB3 would fail on an assert: "No data found in the saved file"
             arrays = bool(names) and all(n.endswith(".npy") for n in names)
             what = "a NumPy .npz archive of arrays (a portable policy.npz?)" if arrays else "a zip archive"
-            raise ValueError(f"{path / MODEL_FILE}: not an SB3 model: {what} holding {', '.join(names[:3]) or 'nothing'}"
+            raise ValueError(f"{path / MODEL_FILE}: not an SB3 model: {what} holding "
+                             f"{', '.join(names[:3]) or 'nothing'}"
                              f"{', …' if len(names) > 3 else ''}, without the 'data' entry of the archive SB3's save "
                              "writes; expected model.zip from PPO.save (a portable agent loads with sb3=False)")
     model = PPO.load(path / MODEL_FILE, device="cpu")

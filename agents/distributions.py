@@ -19,10 +19,10 @@ equal-sized MultiDiscrete spaces (others keep SB3's). Agents saved with the stoc
 from __future__ import annotations
 
 import torch as th
-from torch.distributions import Categorical
 from gymnasium import spaces
 from stable_baselines3.common.distributions import MultiCategoricalDistribution
 from stable_baselines3.common.policies import ActorCriticPolicy
+from torch.distributions import Categorical
 
 
 class BatchedMultiCategorical(MultiCategoricalDistribution):

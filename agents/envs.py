@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
@@ -191,7 +190,8 @@ class CounterfactualReward(VecEnvWrapper):
             self.venv.step_async(actions)
             return
         if self.reference is None:
-            raise RuntimeError("CounterfactualReward.reference is not set: give it the reference policy (obs → actions)")
+            raise RuntimeError("CounterfactualReward.reference is not set: give it the reference policy (obs → "
+                               "actions)")
         self._ref = what_if(self.venv, self.reference(self._obs))
         self.venv.step_async(actions)
 

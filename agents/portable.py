@@ -66,7 +66,8 @@ def check_layout(kind: str, layout: dict[str, Any]) -> None:
                 raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: true or false")
         elif rule[0] is int:
             if isinstance(val, bool) or not isinstance(val, int) or not rule[1] <= val <= rule[2]:
-                raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: an integer in {rule[1]} … {rule[2]}")
+                raise ValueError(f"policy layout {key}={val!r} is invalid; allowed: an integer in {rule[1]} … "
+                                 f"{rule[2]}")
         elif rule[0] is list:
             if not isinstance(val, list) or not 1 <= len(val) <= 4096:
                 raise ValueError(f"policy layout {key}={str(val)[:80]} is invalid; allowed: a list of 1 … 4096 entries")
@@ -99,13 +100,15 @@ def read_weights(nf: Path) -> dict[str, np.ndarray]:
                     raise ValueError(f"member {m.filename!r} is not a .npy array")
                 with z.open(m) as fh:
                     version = np.lib.format.read_magic(fh)
-                    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                            else np.lib.format.read_array_header_2_0)
                     shape, _, dtype = read(fh)
                 if dtype.kind not in "biuf" or dtype.hasobject:
                     raise ValueError(f"array {m.filename[:-4]!r} has dtype {dtype}; allowed: numbers")
                 total += 8 * int(np.prod(shape, dtype=np.float64))
                 if total > MAX_WEIGHT_BYTES:
-                    raise ValueError(f"the arrays declare more than {MAX_WEIGHT_BYTES // 2**20} MiB; allowed: at most that")
+                    raise ValueError(f"the arrays declare more than {MAX_WEIGHT_BYTES // 2**20} MiB; allowed: at most "
+                                     "that")
         with np.load(nf, allow_pickle=False) as data:
             arrays = {k: np.asarray(data[k]) for k in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
@@ -178,7 +181,8 @@ def read_portable(path: str | Path):
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{jf}: not an msenv agent file (format must be {FORMAT!r})")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{jf}: format_version={meta.get('format_version')!r} is not supported; allowed: {FORMAT_VERSION}")
+        raise ValueError(f"{jf}: format_version={meta.get('format_version')!r} is not supported; allowed: "
+                         f"{FORMAT_VERSION}")
     kind, layout = meta.get("kind"), meta.get("policy")
     if kind not in KINDS:
         raise ValueError(f"{jf}: kind={kind!r} is invalid; allowed: {', '.join(KINDS)}")
@@ -189,7 +193,8 @@ def read_portable(path: str | Path):
     except ValueError as e:
         raise ValueError(f"{jf}: {e}") from None
     frames = meta.get("frame_stack", 1)
-    if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= 64 or (kind != "mlp" and frames != 1):
+    if (isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= 64
+            or (kind != "mlp" and frames != 1)):
         raise ValueError(f"{jf}: frame_stack={frames!r} is invalid; allowed: "
                          + ("an integer in 1 … 64" if kind == "mlp" else f"1 (a {kind} policy reads one observation)"))
     arrays = read_weights(nf)
@@ -205,7 +210,8 @@ def read_portable(path: str | Path):
     normalization = None
     if norm is not None:
         if not isinstance(norm, dict):
-            raise ValueError(f"{jf}: normalization={norm!r} is invalid; allowed: null or {{\"clip\": ..., \"epsilon\": ...}}")
+            raise ValueError(f"{jf}: normalization={norm!r} is invalid; allowed: null or "
+                             f"{{\"clip\": ..., \"epsilon\": ...}}")
         if "obs.mean" not in arrays or "obs.var" not in arrays:
             raise ValueError(f"{nf}: the normalisation arrays obs.mean/obs.var are missing")
         clip, eps = norm.get("clip"), norm.get("epsilon")

@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from evaluation.suites import seed_refusal
 
     for flag, value, seeds in (("--seed", args.seed, range(args.seed, args.seed + max(args.env_runners, 1) + 1)),
-                               ("--eval-seed", args.eval_seed, range(args.eval_seed, args.eval_seed + args.eval_episodes))):
+                               ("--eval-seed", args.eval_seed,
+                                range(args.eval_seed, args.eval_seed + args.eval_episodes))):
         refusal = seed_refusal(flag, value, seeds)
         if refusal:
             ap.error(refusal)
@@ -130,7 +131,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             row = {k: float(er[k]) for k in SCALARS if k in er}
             if "episode_return_mean" in row:
                 # mean per-round goodput of the finished episodes (reward = goodput × reward_scale)
-                row["goodput"] = row["episode_return_mean"] / (cfg.episode_length * cfg.reward_scale)
+                row["goodput"] = row["episode_return_mean"] / (cfg.episode.episode_length * cfg.episode.reward_scale)
             for key, val in row.items():
                 writer.add_scalar(f"rllib/{key}", val, steps)
             history.append({"steps": steps, **row})
@@ -144,9 +145,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         algo.stop()
     rows = summarize(results)
     print_table(rows, f"RLlib PPO vs baselines: {cfg.preset}, K={cfg.num_devices}, {args.eval_episodes} held-out "
-                      f"episodes × {cfg.episode_length} rounds (seeds {args.eval_seed}..), {steps} steps")
+                      f"episodes × {cfg.episode.episode_length} rounds (seeds {args.eval_seed}..), {steps} steps")
     ppo = next(r for r in rows if r["controller"] == "rllib-ppo")
-    print(f"RLlib PPO / GreedySAA (paired per episode): {ppo['rel_throughput']:.4f} ± {ppo['rel_throughput_ci95']:.4f}; "
+    print(f"RLlib PPO / GreedySAA (paired per episode): {ppo['rel_throughput']:.4f} ± "
+          f"{ppo['rel_throughput_ci95']:.4f}; "
           f"training {t_train:.0f} s")
     write_csv(rows, out / "comparison.csv")
     write_json({"args": vars(args), "config": cfg.to_dict(), "table": rows, "training": history,

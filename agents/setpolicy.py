@@ -34,7 +34,8 @@ class DeviceSetExtractor(nn.Module):
         super().__init__()
         if pooling not in POOLINGS:
             raise ValueError(f"pooling={pooling!r} is invalid; allowed: {', '.join(map(repr, POOLINGS))}")
-        self.k, self.f, self.g, self.h, self.masked, self.pooling = n_devices, n_features, n_globals, hidden, masked, pooling
+        self.k, self.f, self.g, self.h = n_devices, n_features, n_globals, hidden
+        self.masked, self.pooling = masked, pooling
         p = hidden * (2 if pooling == "meanmax" else 1)  # the summary's width
         self.phi = nn.Sequential(nn.Linear(n_features + n_globals, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
                                  nn.Tanh())
@@ -187,11 +188,13 @@ class DeviceSetPolicy(MultiSpinPolicy):
             raise ValueError(f"action_space={action_space!r} is not allowed; allowed: a one-dimensional MultiDiscrete "
                              "space (one draft length per device slot)")
         if len(set(int(n) for n in nvec)) != 1:
-            raise ValueError(f"action_space nvec={list(map(int, nvec))} is not allowed; allowed: equal sizes per device slot")
+            raise ValueError(f"action_space nvec={list(map(int, nvec))} is not allowed; allowed: equal sizes per "
+                             "device slot")
         if n_devices is None:
             n_devices = len(nvec)
         if isinstance(n_devices, bool) or not isinstance(n_devices, (int, np.integer)) or n_devices != len(nvec):
-            raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {len(nvec)} device slots")
+            raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {len(nvec)} device "
+                             "slots")
         if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
             raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
         if isinstance(n_globals, bool) or not isinstance(n_globals, (int, np.integer)) or n_globals < 0:

@@ -3,17 +3,36 @@
 (the paired harness, the benchmark; command line ``python -m evaluation.evaluate``), which lived
 here until msenv 0.6: its old import paths (:data:`MOVED`) keep working until msenv 0.7."""
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-import warnings
+from msenv.config.deprecation import REMOVED_IN as REMOVED_IN  # the release that drops the paths of MOVED
+from msenv.config.deprecation import install
 
-from .adaptive import BestFixed, Clairvoyant, HFBudget, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths
-from .bayes_trace import TraceFilterSAA
+from .adaptive import (
+    BestFixed,
+    Clairvoyant,
+    HFBudget,
+    HFHeuristic,
+    KaplanMeierGreedy,
+    LastOutcome,
+    UCBBudget,
+    UCBLengths,
+)
 from .base import ContextPredictor, Controller, check_output
-from .greedy import (BayesianSAA, BudgetedGreedy, ComputationOnly, ExactSAA, GreedySAA, LocalSearch, OracleAlphaSAA, OracleCSISAA,
-                     OracleGreedy, PlugInGreedy, greedy_search, local_search)
+from .bayes_trace import TraceFilterSAA
+from .greedy import (
+    BayesianSAA,
+    BudgetedGreedy,
+    ComputationOnly,
+    ExactSAA,
+    GreedySAA,
+    LocalSearch,
+    OracleAlphaSAA,
+    OracleCSISAA,
+    OracleGreedy,
+    PlugInGreedy,
+    greedy_search,
+    local_search,
+)
+from .saa import SAAConfig
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
 
 #: name → factory, for the CLI and experiments
@@ -68,11 +87,11 @@ def make_controller(name: str, **kwargs) -> Controller:
 
 
 __all__ = [
-    "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget", "UCBLengths",
-    "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
+    "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget",
+    "UCBLengths", "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
     "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
-    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "TraceFilterSAA", "best_uniform", "check_output",
-    "greedy_search", "local_search", "make_controller",
+    "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "SAAConfig", "TraceFilterSAA", "best_uniform",
+    "check_output", "greedy_search", "local_search", "make_controller",
 ]
 
 
@@ -87,77 +106,9 @@ register_entry_points(REGISTRY)
 #: same module object as the new path's) with a DeprecationWarning naming the new path, until msenv 0.7
 MOVED: dict[str, str] = {f"baselines.{m}": f"evaluation.{m}" for m in (
     "benchmark", "evaluate", "harness", "leaderboard", "parallel", "provenance", "report", "stats", "suites")}
-#: the release that drops the paths of :data:`MOVED`
-REMOVED_IN = "0.7"
-
-
-def _moved(name: str) -> tuple[str, str] | None:
-    """(the old path of :data:`MOVED` that ``name`` is or lies under, ``name``'s new path), or None."""
-    for old, new in MOVED.items():
-        if name == old or name.startswith(old + "."):
-            return old, new + name[len(old):]
-    return None
-
-
-def _warn(old: str, stacklevel: int) -> None:
-    """The DeprecationWarning of the old path ``old``, attributed to the frame ``stacklevel`` up from
-    the caller (import machinery skipped). Said when the old path is first imported: Python's
-    module cache makes that once per path and process."""
-    warnings.warn(f"{old} is {MOVED[old]} since msenv 0.6: import {MOVED[old]} (the old path is removed in "
-                  f"msenv {REMOVED_IN})", DeprecationWarning, stacklevel=stacklevel)
-
-
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports an old path of :data:`MOVED` as the module at its new path (with a DeprecationWarning),
-    and hands ``python -m <old path>`` the new module's code."""
-
-    def find_spec(self, name, path=None, target=None):
-        found = _moved(name)
-        new = importlib.util.find_spec(found[1]) if found else None
-        if new is None:
-            return None
-        return importlib.util.spec_from_loader(name, self, is_package=new.submodule_search_locations is not None)
-
-    def create_module(self, spec):
-        old, new = _moved(spec.name)
-        _warn(old, stacklevel=3)
-        module = importlib.import_module(new)
-        spec.loader_state = module.__spec__  # the import system overwrites it with the old path's
-        return module
-
-    def exec_module(self, module) -> None:
-        module.__spec__ = module.__spec__.loader_state
-
-    def get_code(self, fullname):
-        """The code of the new module, for ``python -m <old path>`` (runpy runs it as ``__main__``,
-        so the warning is shown)."""
-        from multiprocessing import parent_process
-
-        old, new = _moved(fullname)
-        command = fullname.removesuffix(".__main__")
-        if parent_process() is None:  # a spawned worker re-reads its parent's main module: the parent said it
-            warnings.warn_explicit(f"python -m {command} is python -m {MOVED[old]}{command[len(old):]} since msenv 0.6 "
-                                   f"(the old command is removed in msenv {REMOVED_IN})", DeprecationWarning,
-                                   f"<python -m {command}>", 1, module="__main__")
-        return importlib.util.find_spec(new).loader.get_code(new)
-
-    def get_source(self, fullname):
-        """The source of the new module (what ``inspect`` and tracebacks read)."""
-        new = _moved(fullname)[1]
-        return importlib.util.find_spec(new).loader.get_source(new)
-
-
-if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())
+_FINDER = install(MOVED)
 
 
 def __getattr__(name: str):
     """``baselines.harness`` and the other old module names of :data:`MOVED`, as attributes."""
-    old = f"baselines.{name}"
-    if old in MOVED:
-        with warnings.catch_warnings():  # said once, below, of the caller's line (not of importlib's)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            module = importlib.import_module(old)
-        _warn(old, stacklevel=3)
-        return module
-    raise AttributeError(f"module 'baselines' has no attribute {name!r}")
+    return _FINDER.attribute("baselines", name)

@@ -58,14 +58,14 @@ def _setting(rule: str, name: str, value, context: RoundContext, default: float)
     (:mod:`baselines.tuned`), else ``default``."""
     if value is not None:
         return value
-    return tuned(context.config.trace_source, rule).get(name, default)
+    return tuned(context.config.traces.trace_source, rule).get(name, default)
 
 
 def budget_lengths(tau: float, context: RoundContext) -> np.ndarray:
     """γ_k = min(⌊τ T_dft,ref / T_k^dft⌋, γ_max): as many tokens as fit in a common drafting time
     of τ reference tokens."""
     cfg = context.config
-    fit = np.floor(tau * cfg.t_draft_ref_s / np.asarray(context.t_draft) + 1e-9)
+    fit = np.floor(tau * cfg.compute.t_draft_ref_s / np.asarray(context.t_draft) + 1e-9)
     return np.clip(fit, 0, cfg.gamma_max).astype(np.int64)
 
 
@@ -341,7 +341,7 @@ class Clairvoyant(Controller):
         taus = np.unique((steps[:, None] * t[None]).reshape(-1))  # every τ where some γ_k changes
         gammas = np.minimum(np.floor(taus[:, None] / t[None] + 1e-9), top[None]).astype(np.int64)
         gammas = np.unique(gammas, axis=0)
-        tokens = (gammas + 1).sum(axis=1) if cfg.verify_batch == "all" else ((gammas + 1) * (gammas > 0)).sum(axis=1)
+        tokens = (gammas + 1).sum(axis=1) if cfg.compute.verify_batch == "all" else ((gammas + 1) * (gammas > 0)).sum(axis=1)
         good = tokens / latency.compute_latency(gammas, t, cfg)
         return gammas[int(np.argmax(good))]
 

@@ -40,7 +40,7 @@ class Controller(ABC):
     def act(self, context: RoundContext, obs: np.ndarray | None = None) -> np.ndarray:
         """Draft lengths [K] (integers in [0, γ_max]) for the round described by ``context``."""
 
-    def observe(self, gamma: np.ndarray, info: dict) -> None:
+    def observe(self, gamma: np.ndarray, info: dict) -> None:  # noqa: B027 (a hook: no-op unless overridden)
         """The outcome of the round just played with draft lengths ``gamma`` [K]: the env's ``info``
         (``tokens``, ``accepted``, ``rejected``, ``latency``, …; with requests, ``request_done``).
         What a server learns from a round — a bandit's reward, an estimator's data. The harness calls

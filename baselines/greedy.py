@@ -23,21 +23,21 @@ Under model §11 (hidden α, stale CSI):
 from __future__ import annotations
 
 import itertools
-
 import time
 
 import numpy as np
 
-from msenv.model import latency
+from baselines.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args, saa_config
 from msenv.engine.functional import RoundContext
+from msenv.model import latency
 from msenv.model.goodput import communication_time, saa_objective
-from baselines.saa import DynamicSAAEstimator, SAAEstimator, check_saa_args
 
 from .base import Controller
 from .simple import best_uniform
 
 
-def greedy_search(est: SAAEstimator, trace: list | None = None, deadline: float | None = None) -> tuple[np.ndarray, float]:
+def greedy_search(est: SAAEstimator, trace: list | None = None,
+                  deadline: float | None = None) -> tuple[np.ndarray, float]:
     """Paper §V greedy on an estimator's samples. Returns (γ, SAA value).
 
     ``trace`` (a list) receives ``(phase, γ, value)`` for every accepted move. ``deadline`` (a
@@ -100,8 +100,8 @@ class GreedySAA(Controller):
     """Paper's proactive draft-length control (§V): two-phase greedy on the SAA goodput.
 
     Args:
-        n_samples: N_SAA (default ``config.n_saa`` = 1000), drawn once per decision.
-        objective: ``"ratio"`` (paper) or ``"mean_of_ratios"`` (default: the config's).
+        n_samples: N_SAA (default :class:`~baselines.saa.SAAConfig`'s, 1000), drawn once per decision.
+        objective: ``"ratio"`` (paper) or ``"mean_of_ratios"`` (default: :class:`~baselines.saa.SAAConfig`'s).
         policy: reactive policy assumed while choosing (default: the config's).
     """
 
@@ -124,7 +124,7 @@ class GreedySAA(Controller):
 class BudgetedGreedy(GreedySAA):
     """The paper's greedy cut to a per-decision time budget (default 1 ms): its passes stop at the
     budget (the best vector so far is returned), and its N_SAA adapts from decision to decision —
-    shrunk when a decision overran, grown back (up to the config's) when it used under half. The
+    shrunk when a decision overran, grown back (up to its N_SAA) when it used under half. The
     fair real-time rival: its decisions depend on the machine's speed, not only on the seed."""
 
     name = "budgeted-greedy"
@@ -143,7 +143,7 @@ class BudgetedGreedy(GreedySAA):
 
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         t0 = time.perf_counter()
-        cap = self.n_samples or context.config.n_saa
+        cap = self.n_samples or saa_config(context.config).n_saa
         n = self._n = min(self._n or cap, cap)
         est = SAAEstimator(context, self.rng, n, self.policy, self.objective, self.communication)
         self.last_trace = []

@@ -13,8 +13,8 @@ is never replaced; a plugin that fails to import is skipped with a warning.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, MutableMapping
 from importlib.metadata import entry_points
-from typing import Callable, MutableMapping
 
 GROUP = "msenv.controllers"  #: the entry-point group of third-party controllers
 

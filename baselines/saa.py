@@ -2,8 +2,9 @@
 
 :class:`SAAEstimator` draws N_SAA verification outcomes once per decision (common random
 numbers: every candidate draft-length vector is scored on the same samples) and scores
-candidates with the shared kernel pieces (:func:`msenv.goodput.communication_time`,
-:func:`msenv.goodput.saa_objective`). Two exact speed-ups, no approximation:
+candidates with the shared kernel pieces (:func:`msenv.model.goodput.communication_time`,
+:func:`msenv.model.goodput.saa_objective`). :class:`SAAConfig` holds the SAA controllers'
+defaults (N_SAA, the objective). Two exact speed-ups, no approximation:
 
 - gains are shared by all samples of a decision, so the devices are sorted once by UL gain
   (= ascending UL delay, whatever the bandwidth split) and the reactive solve skips its
@@ -14,25 +15,57 @@ candidates with the shared kernel pieces (:func:`msenv.goodput.communication_tim
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from msenv.model import acceptance, latency
-from msenv.config import MODE_POLICIES, SAA_OBJECTIVES
+from msenv.config import MODE_POLICIES, SAA_OBJECTIVES, SystemConfig
+from msenv.config.validation import check_choice, check_int
 from msenv.engine.context import RoundContext
+from msenv.model import acceptance, latency
 from msenv.model.goodput import communication_time, saa_objective
 
 
+@dataclass(frozen=True)
+class SAAConfig:
+    """The SAA controllers' defaults (the greedy, exact and uniform SAA baselines and the
+    estimators): what a controller uses when it is not given ``n_samples`` / ``objective``. They
+    were SystemConfig's fields ``n_saa`` / ``saa_objective`` until msenv 0.6; a config given them
+    still sets them (:func:`saa_config`), with a DeprecationWarning, until msenv 0.7."""
+
+    #: N_SAA, the sampled outcomes the SAA controllers average over per decision
+    n_saa: int = 1000
+    #: [R] the SAA controllers' objective: "ratio" (Σ E[N] / (T_cmp + E[T_com]), the paper's
+    #: long-run throughput) or "mean_of_ratios" (E[Σ N / T], the expected reward)
+    saa_objective: str = "ratio"
+
+    def __post_init__(self) -> None:
+        check_int(self, "n_saa", 1, 10**7)
+        check_choice(self, "saa_objective", SAA_OBJECTIVES)
+
+
+def saa_config(config: SystemConfig) -> SAAConfig:
+    """The SAA controllers' defaults under ``config``: :class:`SAAConfig`'s, or — until msenv 0.7 —
+    the deprecated ``n_saa`` / ``saa_objective`` the config was given."""
+    return SAAConfig(**dict(config.saa_settings)) if config.saa_settings else DEFAULTS
+
+
+DEFAULTS = SAAConfig()
+
+
 def check_saa_args(owner: str, n_samples, objective, policy):
-    """Validate SAA settings (None = the config's); returns them unchanged.
+    """Validate SAA settings (None = :func:`saa_config`'s); returns them unchanged.
 
     Raises ValueError naming ``owner``, the argument, its value and what is allowed.
     """
     if n_samples is not None and (
         isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)) or not 1 <= n_samples <= 10**7
     ):
-        raise ValueError(f"{owner} n_samples={n_samples!r} is invalid; allowed: None (the config's n_saa) or an integer in [1, 10000000]")
+        raise ValueError(f"{owner} n_samples={n_samples!r} is invalid; allowed: None (SAAConfig's n_saa) or an integer "
+                         "in [1, 10000000]")
     if objective is not None and objective not in SAA_OBJECTIVES:
-        raise ValueError(f"{owner} objective={objective!r} is invalid; allowed: None, {', '.join(map(repr, SAA_OBJECTIVES))}")
+        raise ValueError(f"{owner} objective={objective!r} is invalid; allowed: None, "
+                         f"{', '.join(map(repr, SAA_OBJECTIVES))}")
     if policy is not None and policy not in MODE_POLICIES:
         raise ValueError(f"{owner} policy={policy!r} is invalid; allowed: None, {', '.join(map(repr, MODE_POLICIES))}")
     return n_samples, objective, policy
@@ -44,9 +77,9 @@ class SAAEstimator:
     Args:
         context: the round's inputs (arrays [K]).
         rng: generator for the samples.
-        n_samples: N_SAA (default ``config.n_saa``).
-        policy: reactive policy (default ``config.mode_policy``).
-        objective: ``"ratio"`` or ``"mean_of_ratios"`` (default ``config.saa_objective``).
+        n_samples: N_SAA (default :class:`SAAConfig`'s ``n_saa``, see :func:`saa_config`).
+        policy: reactive policy (default ``config.radio.mode_policy``).
+        objective: ``"ratio"`` or ``"mean_of_ratios"`` (default :class:`SAAConfig`'s ``saa_objective``).
         communication: False scores with T_com ≡ 0 (computation-only baseline).
     """
 
@@ -63,10 +96,10 @@ class SAAEstimator:
         cfg = context.config
         self.config = cfg
         self.context = context
-        self.policy = cfg.mode_policy if policy is None else policy
-        self.objective = cfg.saa_objective if objective is None else objective
+        self.policy = cfg.radio.mode_policy if policy is None else policy
+        self.objective = saa_config(cfg).saa_objective if objective is None else objective
         self.communication = communication
-        s = cfg.n_saa if n_samples is None else int(n_samples)
+        s = saa_config(cfg).n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
         #: samples of F (first-rejection positions) [S, K], original device order: from α (i.i.d.),
         #: or from the context's survival profile when it holds one
@@ -188,10 +221,10 @@ class DynamicSAAEstimator:
         check_saa_args("DynamicSAAEstimator", n_samples, objective, policy)
         cfg = context.config
         self.config, self.context = cfg, context
-        self.policy = cfg.mode_policy if policy is None else policy
-        self.objective = cfg.saa_objective if objective is None else objective
+        self.policy = cfg.radio.mode_policy if policy is None else policy
+        self.objective = saa_config(cfg).saa_objective if objective is None else objective
         self.communication = communication
-        s = cfg.n_saa if n_samples is None else int(n_samples)
+        s = saa_config(cfg).n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
         if context.alpha_a is not None:
             self.alpha = acceptance.beta_from_uniform(rng.random((s, k)), context.alpha_a, context.alpha_b)
@@ -205,7 +238,7 @@ class DynamicSAAEstimator:
         u = 1.0 - rng.random((s, k))
         self.samples = acceptance.first_rejection_from_uniform(u, self.alpha, cfg.gamma_max + 1)
         self.coins = rng.random((s, k)) if self.policy == "random" else None
-        links = 2 if cfg.fading == "independent" else 1
+        links = 2 if cfg.channel.fading == "independent" else 1
         w = channel.complex_gain_from_uniform(rng.random((links, s, k)), rng.random((links, s, k)))
         self._w_ul, self._w_dl = w[0], w[-1]
         self._cache: dict[bytes, float] = {}
@@ -226,10 +259,11 @@ class DynamicSAAEstimator:
             if ctx.h_ul is not None:  # decision-time CSI: the conditional law given what was seen
                 rho = channel.jakes_correlation(ctx.doppler_hz, t_cmp)
                 h_ul = channel.evolve_gain(ctx.h_ul, rho, self._w_ul)
-                h_dl = h_ul if self.config.fading == "reciprocal" else channel.evolve_gain(ctx.h_dl, rho, self._w_dl)
+                h_dl = (h_ul if self.config.channel.fading == "reciprocal"
+                        else channel.evolve_gain(ctx.h_dl, rho, self._w_dl))
             else:  # statistical CSI: only β is known
                 h_ul = self._w_ul
-                h_dl = h_ul if self.config.fading == "reciprocal" else self._w_dl
+                h_dl = h_ul if self.config.channel.fading == "reciprocal" else self._w_dl
             out = channel.power_gain(h_ul, ctx.beta), channel.power_gain(h_dl, ctx.beta)
         self._gains[t_cmp] = out
         return out

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from msenv.engine.functional import RoundContext
 from baselines.saa import SAAEstimator, check_saa_args
+from msenv.engine.functional import RoundContext
 
 from .base import Controller
 
@@ -22,7 +22,8 @@ class Fixed(Controller):
 
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         if not 0 <= self.gamma <= context.config.gamma_max:
-            raise ValueError(f"Fixed gamma={self.gamma} is invalid; allowed: integers in [0, {context.config.gamma_max}]")
+            raise ValueError(f"Fixed gamma={self.gamma} is invalid; allowed: integers in [0, "
+                             f"{context.config.gamma_max}]")
         return np.full(len(context.alpha), self.gamma, dtype=np.int64)
 
 

@@ -20,15 +20,14 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import numpy as np
 
-import msenv  # noqa: E402,F401
-from msenv import SystemConfig  # noqa: E402
-from msenv.model.acceptance import sample_first_rejection  # noqa: E402
-from msenv.model.goodput import communication_time, evaluate_round  # noqa: E402
+import msenv  # noqa: F401
+from msenv import SystemConfig
+from msenv.model.acceptance import sample_first_rejection
+from msenv.model.goodput import communication_time, evaluate_round
 
-from ._timing import best_of, env_stepper, interleaved, row  # noqa: E402
+from ._timing import best_of, env_stepper, interleaved, row
 
 
 def random_batch(n: int, k: int, seed: int = 0):

@@ -17,7 +17,7 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
 CELLS = {"paper": {}, "weak-hetero": {"draft_scale_range": (1.0, 2.0), "p_dl_dbm": 10.0}}
 

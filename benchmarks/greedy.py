@@ -15,21 +15,22 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from baselines.greedy import greedy_search  # noqa: E402
-from msenv.envs.env import MultiSpinEnv  # noqa: E402
-from baselines.saa import SAAEstimator  # noqa: E402
+from baselines.greedy import greedy_search
+from baselines.saa import SAAEstimator
+from msenv.envs.env import MultiSpinEnv
 
-from ._timing import row  # noqa: E402
+from ._timing import row
 
 
 def naive_value(gamma, samples, ctx) -> float:
     """SAA ratio objective with a per-sample Python loop (the straightforward way)."""
     cfg = ctx.config
     k = len(gamma)
-    L, B = cfg.payload_bits, cfg.bandwidth_hz
-    t_cmp = max(gamma[i] * ctx.t_draft[i] for i in range(k)) + cfg.t_verify_base_s + cfg.t_verify_per_device_s * k
+    L, B = cfg.payload_bits, cfg.radio.bandwidth_hz
+    t_cmp = (max(gamma[i] * ctx.t_draft[i] for i in range(k)) + cfg.compute.t_verify_base_s
+             + cfg.compute.t_verify_per_device_s * k)
     total = 0.0
     for f in samples:
         rej = [i for i in range(k) if f[i] <= gamma[i]]
@@ -37,7 +38,8 @@ def naive_value(gamma, samples, ctx) -> float:
         if m == 0:
             continue
         b = B / m
-        tau = sorted((L / (b * math.log1p(ctx.p_ul_w * ctx.g_ul[i] / (cfg.n0_server_w_hz * b)) / math.log(2)), i) for i in rej)
+        tau = sorted((L / (b * math.log1p(ctx.p_ul_w * ctx.g_ul[i] / (cfg.n0_server_w_hz * b)) / math.log(2)), i)
+                     for i in rej)
         best = math.inf
         for n in range(m + 1):
             t_ul = tau[n - 1][0] if n else 0.0

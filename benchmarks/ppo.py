@@ -139,7 +139,8 @@ def main(argv=None) -> None:
         return
     r = main_job_rates(args.steps, args.repeats)
     s, o = np.array(r["stock"]), np.array(r["ours"])
-    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, {_threads(args)}:")
+    print(f"learn() with the main job's settings, {args.steps} steps, {args.repeats} alternated runs, "
+          f"{_threads(args)}:")
     print(f"  SB3 stock MlpPolicy   : {', '.join(f'{x:,.0f}' for x in s)} steps/s")
     print(f"  MultiSpinPolicy (ours): {', '.join(f'{x:,.0f}' for x in o)} steps/s")
     print(f"  ratio ours/stock per pair: {', '.join(f'{x:.2f}' for x in o / s)}×  (mean {np.mean(o / s):.2f}×)")

@@ -44,7 +44,7 @@ def measure() -> dict[str, float]:
     import numpy as np
 
     import msenv  # noqa: F401
-    from msenv.vector import MultiSpinVectorEnv
+    from msenv.envs.vector import MultiSpinVectorEnv
 
     out: dict[str, float] = {}
     env, cart = gym.make("msenv/MultiSpin-v0"), gym.make("CartPole-v1")

@@ -16,9 +16,9 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ._timing import row  # noqa: E402
+from ._timing import row
 
 
 def build_parser() -> argparse.ArgumentParser:

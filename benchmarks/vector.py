@@ -12,13 +12,13 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import gymnasium as gym  # noqa: E402
-import numpy as np  # noqa: E402
+import gymnasium as gym
+import numpy as np
 
-from msenv.envs.env import MultiSpinEnv  # noqa: E402
-from msenv.envs.vector import MultiSpinVectorEnv  # noqa: E402
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
 
-from ._timing import row  # noqa: E402
+from ._timing import row
 
 
 def rate(venv, n: int, steps: int) -> float:

@@ -18,11 +18,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from msenv import env_config, resolve_config
-from msenv.config import parse_overrides
-
 from evaluation import entries
 from evaluation.parallel import connect_or_exit
+from msenv import env_config, resolve_config
+from msenv.config import parse_overrides
 
 DEFAULT_CONTROLLERS = ("greedy-saa", "optimal-uniform", "computation-only", "local-search", "fixed-4")
 #: the library names this command line held in 0.6 (``from baselines.evaluate import agent_loader``):
@@ -43,12 +42,14 @@ def __getattr__(name: str) -> Any:
 def build_parser() -> argparse.ArgumentParser:
     """The command line of ``python -m evaluation.evaluate``."""
     ap = argparse.ArgumentParser(prog="python -m evaluation.evaluate", description=__doc__,
-                                 epilog="controllers (--controllers NAME or NAME@policy):\n" + entries.controller_help(),
+                                 epilog="controllers (--controllers NAME or NAME@policy):\n"
+                                        + entries.controller_help(),
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--controllers", nargs="+", default=list(DEFAULT_CONTROLLERS), metavar="NAME",
                     help="entries: a controller name (listed below), optionally @policy (default: %(default)s)")
     ap.add_argument("--preset", default="qwen2.5", help="qwen2.5 | deepseek-r1 (ignored with --env-id)")
-    ap.add_argument("--env-id", default=None, help="a registered id, e.g. msenv/MultiSpin-Dynamic-v0 (its config), or the cell generator "
+    ap.add_argument("--env-id", default=None,
+                    help="a registered id, e.g. msenv/MultiSpin-Dynamic-v0 (its config), or the cell generator "
                          "msenv/MultiSpin-Cells-v0 (--set k_range=[200,200] k_max=200: a cell of 200 devices)")
     ap.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                     help="config overrides; VALUE is JSON where it parses (numbers, true/false, lists such as "
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="trained agents (train.py's <log-dir>/agent) to add as rows, named by their directory")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
-    ap.add_argument("--out", default="results/evaluate.csv", help="where the summary table is written as CSV, relative to the current directory; the "
+    ap.add_argument("--out", default="results/evaluate.csv",
+                    help="where the summary table is written as CSV, relative to the current directory; the "
                     "folder is created if needed and a file there is overwritten (default: "
                     "results/evaluate.csv); a .json beside it holds the config and every episode")
     ap.add_argument("--no-progress", action="store_true")
@@ -69,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Parse ``argv``, refuse a bad option in one line, then play and report (:func:`~evaluation.entries.run_and_report`)."""
+    """Parse ``argv``, refuse a bad option in one line, then play and report
+    (:func:`~evaluation.entries.run_and_report`)."""
     ap = build_parser()
     args = ap.parse_args(argv)
     for flag, value, low in (("--episodes", args.episodes, 1), ("--workers", args.workers, 1),

@@ -25,17 +25,19 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from msenv import SystemConfig
-from msenv.envs.cells import CellConfig, make_env
-from msenv.config import MODE_POLICIES
-from msenv.envs.env import SUMMARY_KEYS, round_summary
-
 from baselines import make_controller
 from baselines.base import Controller, check_output, controller_context
+from msenv import SystemConfig
+from msenv.config import MODE_POLICIES
+from msenv.envs.cells import CellConfig, make_env
+from msenv.envs.env import SUMMARY_KEYS, round_summary
+
 from .parallel import parallel_map
+
 
 @dataclass
 class Entry:
@@ -101,7 +103,8 @@ def _first(value, k: int):
     return value[:k] if isinstance(value, np.ndarray) and value.ndim == 1 else value
 
 
-def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None, episode: int = 0) -> EpisodeStats:
+def run_episode(controller: Controller, config: SystemConfig | CellConfig, seed: int, label: str | None = None,
+                episode: int = 0) -> EpisodeStats:
     """Play one episode of ``config.episode_length`` rounds; return its statistics."""
     good, t_com, t_cmp, dec, summaries, idle = [], [], [], [], [], []
     tokens = time_ = 0.0
@@ -161,12 +164,15 @@ def parse_entry(spec: str) -> Entry:
 
 @dataclass
 class ControllerFactory:
-    """Picklable controller factory (for spawned workers)."""
+    """Picklable controller factory (for spawned workers): the controller ``name`` made with the
+    keyword arguments ``settings`` (``(keyword, value)`` pairs, e.g. ``(("objective",
+    "mean_of_ratios"),)`` for an SAA controller)."""
 
     name: str
+    settings: tuple[tuple[str, Any], ...] = ()
 
     def __call__(self) -> Controller:
-        return make_controller(self.name)
+        return make_controller(self.name, **dict(self.settings))
 
 
 def agent_label(path: str | Path, taken: Sequence[str] = ()) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+
 def parallel_map(fn: Callable, items: Sequence, workers: int = 1, progress: bool = False, desc: str = "",
                  ray_address: str | None = None) -> list:
     """``[fn(x) for x in items]``, in order, with a progress bar: in this process (``workers`` ≤ 1),

@@ -48,7 +48,8 @@ def code_version() -> dict[str, Any]:
     try:
         run = dict(cwd=ROOT, capture_output=True, text=True, timeout=10, check=True)
         out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], **run).stdout.strip() or None
-        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS], **run).stdout
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS],
+                                 **run).stdout
         out["dirty"] = bool(changed.strip())
     except (OSError, subprocess.SubprocessError):
         pass
@@ -102,7 +103,8 @@ def read_training(path: str | Path) -> dict[str, Any] | None:
     if not isinstance(doc, dict) or doc.get("format") != TRAINING_FORMAT:
         raise ValueError(f"{f}: not a training record (format must be {TRAINING_FORMAT!r})")
     if doc.get("seed_streams") not in SEED_STREAMS:
-        raise ValueError(f"{f}: seed_streams={doc.get('seed_streams')!r} is invalid; allowed: {', '.join(SEED_STREAMS)}")
+        raise ValueError(f"{f}: seed_streams={doc.get('seed_streams')!r} is invalid; allowed: "
+                         f"{', '.join(SEED_STREAMS)}")
     return doc
 
 
@@ -144,9 +146,11 @@ def changed_agents(method: dict[str, Any], root: str | Path = ".") -> list[str]:
         for name, digest in rec["files"].items():
             if now[name] != digest:
                 out.append(f"agent {rec['path']}: {name} " + ("is missing" if now[name] is None else
-                                                             f"has SHA-256 {now[name][:12]}…, the row recorded {digest[:12]}…"))
+                                                             f"has SHA-256 {now[name][:12]}…, the row recorded "
+                                                             f"{digest[:12]}…"))
     return out
 
 
 __all__ = ["CODE_PATHS", "SEED_STREAMS", "TRAINING_FILE", "agent_record", "changed_agents", "code_version",
-           "decision_files", "file_date", "run_date", "file_hashes", "read_training", "seed_streams", "sha256", "training_record"]
+           "decision_files", "file_date", "run_date", "file_hashes", "read_training", "seed_streams", "sha256",
+           "training_record"]

@@ -20,8 +20,8 @@ from scipy import stats
 if TYPE_CHECKING:
     from .harness import EpisodeStats
 
-METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
-           "t_cmp_ms", "decision_ms", "realtime_throughput")
+METRICS = ("goodput", "throughput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft",
+           "t_com_ms", "t_cmp_ms", "decision_ms", "realtime_throughput")
 #: the metrics measured with a clock (they depend on the machine and its load, not only on the seeds)
 TIMING_METRICS = ("decision_ms", "realtime_throughput")
 

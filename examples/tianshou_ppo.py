@@ -17,7 +17,6 @@ import argparse
 
 import gymnasium as gym
 import torch
-from torch.distributions import Categorical, Independent
 from tianshou.algorithm import PPO
 from tianshou.algorithm.modelfree.reinforce import ProbabilisticActorPolicy
 from tianshou.algorithm.optim import AdamOptimizerFactory
@@ -26,6 +25,7 @@ from tianshou.env import DummyVectorEnv
 from tianshou.trainer import OnPolicyTrainerParams
 from tianshou.utils.net.common import Net
 from tianshou.utils.net.discrete import DiscreteActor, DiscreteCritic
+from torch.distributions import Categorical, Independent
 
 import msenv  # noqa: F401  (registers the ids)
 

@@ -1,4 +1,5 @@
-"""CLI: ``python -m experiments {fig7,fig8,fig9,fig10,fig11,all,gap,sensitivity,dynamics,table,hetero,cells,budget,paired,replot,traces-tune,traces-headroom,traces-sensitivity,traces-presets,traces-training,main-job-seeds} [options]``."""
+"""CLI: ``python -m experiments SUBCOMMAND [options]``: the paper's figures, the studies, the
+traces' experiments and the main job's seeds (the usage line lists every SUBCOMMAND)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import time
 from evaluation.parallel import connect_or_exit
 
 from . import budget, cells, hetero, tables
+from .figures import FIGURES, run_figure
 from .traces import EPISODES as TRACES_EPISODES
 from .traces import ROUNDS as TRACES_ROUNDS
 from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
 TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
-from .figures import FIGURES, run_figure
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,11 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
                                        "traces-sensitivity", "traces-presets", "traces-training",
                                        "main-job-seeds"],
                     help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
-                         "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on heterogeneous "
-                         "devices in a weak cell; 'cells' = the generalist agent against every rival, K from 5 to 400; 'budget' = the "
-                         "best budget action against the best model-based action; 'paired' = each agent against "
-                         "each rival, episode by episode, from a cells run's --out folder; 'replot' = redraw the "
-                         "figures of an --out folder from the CSVs a run wrote there, playing nothing; "
+                         "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on "
+                         "heterogeneous devices in a weak cell; 'cells' = the generalist agent against every rival, "
+                         "K from 5 to 400; 'budget' = the best budget action against the best model-based action; "
+                         "'paired' = each agent against each rival, episode by episode, from a cells run's --out "
+                         "folder; 'replot' = redraw the figures of an --out folder from the CSVs a run wrote there, "
+                         "playing nothing; "
                          "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
                          "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
                          "draft length and the clairvoyant reference on each preset's validation requests; "
@@ -56,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fig11 / dynamics / hetero / cells: a trained agent's directory (adds a PPO row); table: any "
                          "number; cells: any number of LABEL=DIR (a plain DIR is the 'generalist')")
     ap.add_argument("--mlp-agent", default=None, metavar="DIR",
-                    help="cells: a per-K MLP agent of the paper cell at K = 20 (train.py's runs/ppo-MultiSpin-v0/agent)")
+                    help="cells: a per-K MLP agent of the paper cell at K = 20 (train.py's "
+                         "runs/ppo-MultiSpin-v0/agent)")
     ap.add_argument("--ks", type=int, nargs="+", default=None, metavar="K",
                     help="cells: only these numbers of devices (default 5 10 20 50 100 200 400)")
     ap.add_argument("--kinds", nargs="+", default=None, metavar="TYPE",
@@ -92,8 +95,8 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         from evaluation.suites import VALIDATION_SEEDS
 
         if seeds.start not in VALIDATION_SEEDS or seeds.stop - 1 not in VALIDATION_SEEDS:
-            ap.error(f"--seed {args.seed} is invalid for {args.figure}: its {args.drops} episodes must draw seeds of the "
-                     f"validation block [{VALIDATION_SEEDS.start}, {VALIDATION_SEEDS.stop}) (choices are made on "
+            ap.error(f"--seed {args.seed} is invalid for {args.figure}: its {args.drops} episodes must draw seeds of "
+                     f"the validation block [{VALIDATION_SEEDS.start}, {VALIDATION_SEEDS.stop}) (choices are made on "
                      "validation requests and seeds)")
     else:
         refusal = seed_refusal("--seed", args.seed, seeds)
@@ -150,7 +153,7 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                     points.append(cells.cell_config(kind, k, args.rounds))
                 except ValueError as e:
                     ap.error(f"--ks {k} is invalid ({e})")
-        for label, path in table.items():  # each agent plays where it can act: somewhere, or it is refused
+        for path in table.values():  # each agent plays where it can act: somewhere, or it is refused
             _check_agent(ap, "--agent", path, points, any_of=True)
         if args.mlp_agent is not None:
             # run_point plays it on the paper cell's single-cell env at K = 20

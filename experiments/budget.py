@@ -22,10 +22,10 @@ import numpy as np
 
 from agents.budget import budget_layout, budget_lengths
 from baselines import make_controller
+from baselines.saa import SAAEstimator
 from evaluation.parallel import parallel_map
 from evaluation.report import write_csv
 from msenv.envs.cells import MultiSpinCellsEnv
-from baselines.saa import SAAEstimator
 
 from .cells import DEFAULT_AGENT, cell_config
 
@@ -83,8 +83,8 @@ def run_budget(out: str | Path, episodes: int = EPISODES, seed: int = SEED, work
             pts = [r for r in rows if r["cell"] == kind and r["k"] == k]
             common = np.mean([r["levels"] for r in pts], axis=0)
 
-            def span(key):
-                vals = [r[key] for r in pts]
+            def span(key):  # (called in this iteration only)
+                vals = [r[key] for r in pts]  # noqa: B023
                 return f"{np.mean(vals):.4f} (min {np.min(vals):.4f})"
 
             print(f"{kind:<12} K={k:<4} best budget / {pts[0]['model']}: same devices {span('budget_same_devices')}, "

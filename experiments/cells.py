@@ -14,8 +14,9 @@ the greedy paired per episode (95% CIs), and the decision time. Decision times a
 on the machine that runs it, with as many processes as ``--workers``.
 
 ``python -m experiments cells --out docs/figures/cells`` (``--quick``: K ∈ {5, 20}, two types,
-2 episodes × 3 rounds; :func:`run_cells` takes any Ks, types and several agents) writes ``cells.csv``, ``cells.json``, ``cells.png`` (throughput and
-real-time throughput relative to the greedy vs K) and ``cells_decision_time.png``.
+2 episodes × 3 rounds; :func:`run_cells` takes any Ks, types and several agents) writes ``cells.csv``,
+``cells.json``, ``cells.png`` (throughput and real-time throughput relative to the greedy vs K) and
+``cells_decision_time.png``.
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ def run_point(kind: str, k: int, episodes: int, rounds: int, seed: int, workers:
                      "decision_ms": few[0].decision_ms, "decision_ms_ci95": 0.0})
     print(f"{kind:<12} K={k:<4} " + "  ".join(
         f"{r['controller']} {r['rel_throughput']:.3f}/{r['rel_realtime']:.3f}" if "rel_throughput" in r else
-        f"{r['controller']} {r['decision_ms']:.0f} ms" for r in rows) + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
+        f"{r['controller']} {r['decision_ms']:.0f} ms" for r in rows)
+          + f"  ({time.perf_counter() - t0:.0f} s)", flush=True)
     return rows, [asdict(r) | {"cell": kind, "k": k} for r in results]
 
 
@@ -157,9 +159,9 @@ def run_cells(out: str | Path, episodes: int = EPISODES, rounds: int = ROUNDS, s
 def plot_cells(rows: list[dict[str, Any]], out: Path) -> None:
     """cells.png: throughput and real-time throughput relative to the greedy vs K, a row per cell
     type; cells_decision_time.png: decision time vs K."""
-    from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, series_style
-
     from matplotlib.ticker import NullLocator
+
+    from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, series_style
 
     kinds = list(dict.fromkeys(r["cell"] for r in rows))
     labels = list(dict.fromkeys(r["controller"] for r in rows))

@@ -31,8 +31,8 @@ from msenv import preset
 from msenv.config import SystemConfig
 
 P_DL_REF_DBM, P_UL_REF_DBM = 30.0, 15.0
-METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft", "t_com_ms",
-           "t_cmp_ms")
+METRICS = ("throughput", "goodput", "mean_gamma", "share_accepted", "share_ul", "share_dl", "share_no_draft",
+           "t_com_ms", "t_cmp_ms")
 
 
 def watt_to_dbm(w: float) -> float:
@@ -59,6 +59,8 @@ class Job:
     seed: int
     drop: int
     agent: str | None = None
+    #: the controller's keyword arguments, as (keyword, value) pairs (a sensitivity reading's)
+    settings: tuple[tuple[str, Any], ...] = ()
 
 
 def run_job(job: Job) -> dict[str, Any]:
@@ -68,7 +70,7 @@ def run_job(job: Job) -> dict[str, Any]:
 
         controller = load_agent(job.agent)
     else:
-        controller = ControllerFactory(job.controller)()
+        controller = ControllerFactory(job.controller, job.settings)()
     cfg = job.config if job.policy is None else job.config.replace(mode_policy=job.policy)
     st: EpisodeStats = run_episode(controller, cfg, job.seed, job.scheme, job.drop)
     out = {k: v for k, v in asdict(st).items() if k in METRICS or k == "decision_ms"}
@@ -112,45 +114,56 @@ def _run(jobs: list[Job], x_name: str, workers: int, progress: bool, ray_address
 
 # --------------------------------------------------------------------------- figures
 # Each figure is a job builder (``*_jobs``: the drops to play) and its runner. ``overrides`` are
-# config fields applied on top of the pair's preset (the sensitivity study's readings).
+# config fields applied on top of the pair's preset, ``settings`` the controllers' keyword arguments
+# (the sensitivity study's readings).
 def fig7_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
               p_dl_dbm: Sequence[float] = (10, 15, 20, 25, 30, 35, 40), num_devices: int = 20, p_ul_dbm: float = 10.0,
-              figure: str = "fig7", overrides: dict[str, Any] | None = None) -> list[Job]:
+              figure: str = "fig7", overrides: dict[str, Any] | None = None,
+              settings: dict[str, Any] | None = None) -> list[Job]:
     base = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul_dbm, episode_length=rounds, **(overrides or {}))
-    return [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d)
-            for p in p_dl_dbm for d in range(drops)]
+    kw = _settings(settings)
+    return [Job(figure, pair, float(p), "greedy-saa", "greedy-saa", None, base.replace(p_dl_dbm=float(p)), seed + d, d,
+                settings=kw) for p in p_dl_dbm for d in range(drops)]
 
 
 def fig9_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
               ks: Sequence[int] = (5, 10, 15, 20, 25, 30, 35, 40), ratios: Sequence[float] = (4, 16),
               schemes: Sequence[str] = ("optimal", "all_ul", "all_dl", "random"), figure: str = "fig9",
-              overrides: dict[str, Any] | None = None) -> list[Job]:
-    jobs = []
+              overrides: dict[str, Any] | None = None, settings: dict[str, Any] | None = None) -> list[Job]:
+    jobs, kw = [], _settings(settings)
     for ratio in ratios:
         for k in ks:
             p_ul, p_dl = total_power_split(k, ratio)
             cfg = preset(pair, num_devices=int(k), p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
                          **(overrides or {}))
             for scheme in schemes:
-                jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d)
-                         for d in range(drops)]
+                jobs += [Job(figure, f"ratio={ratio:g}", float(k), scheme, "greedy-saa", scheme, cfg, seed + d, d,
+                             settings=kw) for d in range(drops)]
     return jobs
 
 
 def fig11_jobs(pair: str = "qwen2.5", drops: int = 50, seed: int = 0, rounds: int = 10,
                ratios: Sequence[float] = (1, 4, 16, 64), num_devices: int = 20,
                controllers: Sequence[str] = ("greedy-saa", "optimal-uniform", "computation-only", "local-search"),
-               agent: str | None = None, figure: str = "fig11", overrides: dict[str, Any] | None = None) -> list[Job]:
-    jobs = []
+               agent: str | None = None, figure: str = "fig11", overrides: dict[str, Any] | None = None,
+               settings: dict[str, Any] | None = None) -> list[Job]:
+    jobs, kw = [], _settings(settings)
     for ratio in ratios:
         p_ul, p_dl = total_power_split(num_devices, ratio)
         cfg = preset(pair, num_devices=num_devices, p_ul_dbm=p_ul, p_dl_dbm=p_dl, episode_length=rounds,
                      **(overrides or {}))
         for name in controllers:
-            jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d) for d in range(drops)]
+            jobs += [Job(figure, pair, float(ratio), name, name, None, cfg, seed + d, d, settings=kw)
+                     for d in range(drops)]
         if agent is not None:
-            jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent)) for d in range(drops)]
+            jobs += [Job(figure, pair, float(ratio), "ppo", "ppo", None, cfg, seed + d, d, agent=str(agent))
+                     for d in range(drops)]
     return jobs
+
+
+def _settings(settings: dict[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """A job's controller settings: ``settings`` as sorted (keyword, value) pairs."""
+    return tuple(sorted((settings or {}).items()))
 
 
 def fig7(workers: int = 2, progress: bool = True, ray_address: str | None = None, **kwargs: Any):
@@ -248,11 +261,16 @@ def plot_fig11(rows: list[dict], path: Path, title: str) -> None:
 
 # --------------------------------------------------------------------------- one entry point
 FIGURES = {
-    "fig7": (fig7, dict(pair="qwen2.5", figure="fig7"), plot_fig7, "Fig. 7 — Qwen2.5-0.5B → 14B, K = 20, P_ul = 10 dBm"),
-    "fig8": (fig7, dict(pair="deepseek-r1", figure="fig8"), plot_fig7, "Fig. 8 — R1-Distill-Qwen-1.5B → 32B, K = 20, P_ul = 10 dBm"),
-    "fig9": (fig9, dict(pair="qwen2.5", figure="fig9"), plot_fig9, "Fig. 9 — mode selection vs K (Qwen2.5 pair), P_tot(K) fixed"),
-    "fig10": (fig9, dict(pair="deepseek-r1", figure="fig10"), plot_fig9, "Fig. 10 — mode selection vs K (DeepSeek pair), P_tot(K) fixed"),
-    "fig11": (fig11, dict(pair="qwen2.5", figure="fig11"), plot_fig11, "Fig. 11 — draft-length control, K = 20, P_tot fixed"),
+    "fig7": (fig7, dict(pair="qwen2.5", figure="fig7"), plot_fig7,
+             "Fig. 7 — Qwen2.5-0.5B → 14B, K = 20, P_ul = 10 dBm"),
+    "fig8": (fig7, dict(pair="deepseek-r1", figure="fig8"), plot_fig7,
+             "Fig. 8 — R1-Distill-Qwen-1.5B → 32B, K = 20, P_ul = 10 dBm"),
+    "fig9": (fig9, dict(pair="qwen2.5", figure="fig9"), plot_fig9,
+             "Fig. 9 — mode selection vs K (Qwen2.5 pair), P_tot(K) fixed"),
+    "fig10": (fig9, dict(pair="deepseek-r1", figure="fig10"), plot_fig9,
+              "Fig. 10 — mode selection vs K (DeepSeek pair), P_tot(K) fixed"),
+    "fig11": (fig11, dict(pair="qwen2.5", figure="fig11"), plot_fig11,
+              "Fig. 11 — draft-length control, K = 20, P_tot fixed"),
 }
 
 QUICK = {

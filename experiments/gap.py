@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from baselines import ExactSAA, best_uniform, greedy_search, local_search
+from baselines.saa import SAAEstimator
 from evaluation.parallel import parallel_map
 from evaluation.report import ci95, write_csv
 from msenv.envs.env import MultiSpinEnv
-from baselines.saa import SAAEstimator
 
 
 def gap_drop(args: tuple[int, int, int, int, float]) -> dict[str, Any]:

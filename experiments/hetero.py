@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from baselines import best_uniform, greedy_search, local_search
+from baselines.saa import SAAEstimator
 from evaluation.harness import evaluate, parse_entry
 from evaluation.parallel import parallel_map
 from evaluation.report import summarize, write_csv
 from msenv import ENV_IDS, MultiSpinEnv, resolve_config
 from msenv.model.latency import compute_latency
-from baselines.saa import SAAEstimator
 
 HETERO = "msenv/MultiSpin-Hetero-v0"
 #: the decisions part's episodes, rounds and first seed (held out from training and the tables)
@@ -59,7 +59,7 @@ def _decision_episode(args: tuple) -> list[dict[str, Any]]:
         # each decision's expected T_com (over the SAA samples both were chosen on) and its T_cmp
         cost = {name: (1e3 * float(est.t_com(gam).mean()), 1e3 * float(compute_latency(gam, ctx.t_draft, cfg)))
                 for name, gam in (("greedy", g), ("local_search", ls))}
-        scale = ctx.t_draft / cfg.t_draft_ref_s
+        scale = ctx.t_draft / cfg.compute.t_draft_ref_s
         for k in range(cfg.num_devices):
             row = {"seed": seed, "round": t, "device": k, "draft_scale": float(scale[k]),
                    "g_ul_db": float(10 * np.log10(ctx.g_ul[k])), "g_dl_db": float(10 * np.log10(ctx.g_dl[k])),

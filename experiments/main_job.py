@@ -10,7 +10,7 @@ plays, beside the four rules of train.py's table (:data:`RULES`), two blocks of 
 
 - the held-out episodes of train.py's table (seeds 10000 …, 10 × 100 rounds);
 - validation episodes (:data:`VALIDATION_SEED` …, 20 × 100 rounds): seeds of
-  ``baselines.suites``' validation block that none of its suites uses. The defaults were chosen
+  ``evaluation.suites``' validation block that none of its suites uses. The defaults were chosen
   on these, never on the held-out or the benchmark's test episodes.
 
 The score of an agent is the paired ratio of its long-run throughput to the best rule's, episode
@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.harness import EpisodeStats, Entry, evaluate, parse_entry
+from evaluation.harness import Entry, EpisodeStats, evaluate, parse_entry
 from evaluation.report import ci95, read_csv, write_csv
 from evaluation.suites import CELL_STRIDE, VALIDATION_SEEDS, VALIDATION_SUITES
 
@@ -152,7 +152,8 @@ def train(options: list[str], seed: int, log_dir: Path, quick: bool = False, lea
     t0, cpu0 = time.perf_counter(), _children_cpu()
     with open(log_dir / "train.log", "w") as log:
         subprocess.run(cmd, check=True, stdout=log, stderr=subprocess.STDOUT,
-                       env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
+                       env={**os.environ,
+                            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))})
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     rec = json.loads((log_dir / "agent" / "training.json").read_text())
     return {"steps": int(rec["timesteps"]), "train_wall_s": float(rec["wall_s"]), "command_wall_s": wall,
@@ -255,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("what", choices=("seeds", "candidates"))
     ap.add_argument("--names", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES),
                     help="candidates: which (default all)")
-    ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS), help="candidates: training seeds (default 0–4)")
+    ap.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS),
+                    help="candidates: training seeds (default 0–4)")
     ap.add_argument("--out", default="results/main-job", help="output directory (default %(default)s)")
     ap.add_argument("--workers", type=int, default=2, help="processes for the rules' episodes (default 2)")
     ap.add_argument("--quick", action="store_true", help="seeds: one seed of train.py --quick, two episodes per block")

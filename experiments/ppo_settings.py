@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     rows = parallel_map(run_variant, jobs, args.workers)
     print(f"{'variant':<22} {'steps':>8} {'PPO / greedy':>16} {'mean γ':>7} {'train s':>8}")
     for r in rows:
-        print(f"{r['variant']:<22} {r['steps']:>8} {r['ppo_over_greedy']:>9.4f} ± {r['ci95']:.4f} {r['mean_gamma']:>7.2f} {r['train_s']:>8.0f}")
+        print(f"{r['variant']:<22} {r['steps']:>8} {r['ppo_over_greedy']:>9.4f} ± {r['ci95']:.4f} "
+              f"{r['mean_gamma']:>7.2f} {r['train_s']:>8.0f}")
     write_csv(rows, Path(args.out) / "ppo_settings.csv")
     return rows
 

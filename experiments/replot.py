@@ -44,7 +44,8 @@ def replot(folder: str | Path) -> list[Path]:
         cells.plot_cells(read_csv(folder / "cells.csv"), folder)
         written += [folder / "cells.png", folder / "cells_decision_time.png"]
     if not written:
-        raise FileNotFoundError(f"{folder} holds no figure's rows (figN.csv, sensitivity*.csv, dynamics.csv, cells.csv)")
+        raise FileNotFoundError(f"{folder} holds no figure's rows (figN.csv, sensitivity*.csv, dynamics.csv, "
+                                "cells.csv)")
     return written
 
 

@@ -50,7 +50,9 @@ GAMMA_REF = 6
 
 
 def readings(pair: str = PAIR) -> dict[str, dict[str, Any]]:
-    """name → config overrides (``"p_ul_dbm"`` only reaches Fig 7, the figure it is [R] for)."""
+    """name → config overrides (``"p_ul_dbm"`` only reaches Fig 7, the figure it is [R] for); under
+    ``"settings"``, the controllers' keyword arguments instead (the SAA objective is the SAA
+    controllers' own, :class:`baselines.saa.SAAConfig`)."""
     p = PRESETS[pair]
     t1 = p["t_verify_per_device_s"]
     rates = np.asarray(p["acceptance_rates"])
@@ -65,7 +67,7 @@ def readings(pair: str = PAIR) -> dict[str, dict[str, Any]]:
         "alpha -0.05": dict(acceptance_rates=tuple(float(x) for x in rates - 0.05)),
         "drafting U[1, 1.5]": dict(draft_scale_range=(1.0, 1.5)),
         "drafting U[1, 2]": dict(draft_scale_range=(1.0, 2.0)),
-        "SAA mean of ratios": dict(saa_objective="mean_of_ratios"),
+        "SAA mean of ratios": dict(settings=dict(objective="mean_of_ratios")),
         "Fig 7 P_ul 15 dBm": dict(p_ul_dbm=15.0),
     }
 
@@ -82,9 +84,11 @@ SIZES = {
 def build_jobs(name: str, overrides: dict[str, Any], drops: int, seed: int, rounds: int, size: str) -> list[Job]:
     """The drops one reading plays: Fig 7 at three budgets, Fig 9 at a few K, Fig 11 at the ratios."""
     z = SIZES[size]
+    overrides = dict(overrides)
+    settings = overrides.pop("settings", None)
     fig7_over = dict(overrides)
     p_ul = fig7_over.pop("p_ul_dbm", 10.0)
-    common = dict(pair=PAIR, drops=drops, seed=seed, rounds=rounds)
+    common = dict(pair=PAIR, drops=drops, seed=seed, rounds=rounds, settings=settings)
     if "p_ul_dbm" in overrides:  # a Fig 7/8 reading: the other figures are the default's
         jobs = fig7_jobs(p_dl_dbm=z["p_dl"], p_ul_dbm=p_ul, num_devices=z["num_devices"], overrides=fig7_over,
                          **common)
@@ -159,7 +163,8 @@ def claims(raw: list[dict]) -> list[dict[str, Any]]:
 
         r_lo, r_hi = dl_ratio(ks[0]), dl_ratio(ks[-1])
         m, c = _paired(r_lo, r_hi)
-        add("C7", m - c > 0, m, c, f"all-DL / optimal {r_lo.mean():.3f} (K={ks[0]:g}) → {r_hi.mean():.3f} (K={ks[-1]:g})")
+        add("C7", m - c > 0, m, c,
+            f"all-DL / optimal {r_lo.mean():.3f} (K={ks[0]:g}) → {r_hi.mean():.3f} (K={ks[-1]:g})")
     f11 = _by(raw, "fig11")
     if f11:
         for claim, other in (("C8", "optimal-uniform"), ("C9", "computation-only")):
@@ -239,7 +244,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                     r = values.get((n, c))
                     if r is not None:
                         grid[i, j] = 1.0 if r["holds"] else 0.0
-                    text = "—" if r is None else f"{r['value']:.3f}" if c in ("C6", "C7", "C8", "C9") else f"{r['value']:.2f}"
+                    text = ("—" if r is None else f"{r['value']:.3f}" if c in ("C6", "C7", "C8", "C9")
+                            else f"{r['value']:.2f}")
                     ax.text(j, i, text, ha="center", va="center")
             ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=0, vmax=1, aspect="auto")
             ax.set_xticks(range(len(claims_)), [heads[c] for c in claims_])

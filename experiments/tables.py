@@ -31,7 +31,7 @@ TRACE_CONTROLLERS = ("greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristi
 
 def controllers_for(env_id: str) -> tuple[str, ...]:
     """The controllers of ``env_id``'s table, its reference first."""
-    if resolve_config(ENV_IDS[env_id]).trace_source is not None:
+    if resolve_config(ENV_IDS[env_id]).traces.trace_source is not None:
         return TRACE_CONTROLLERS
     return DYNAMIC_CONTROLLERS if env_id in DYNAMIC_IDS else PAPER_CONTROLLERS
 

@@ -11,11 +11,10 @@ that each takes.
 
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -302,7 +301,7 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
     changed at a time), the best fixed draft length (swept), the model-based rules and the
     clairvoyant reference on the validation requests; written to ``out/traces_sensitivity.csv``."""
     rows = []
-    base_t = env_config(TRACES_ID).t_draft_ref_s
+    base_t = env_config(TRACES_ID).compute.t_draft_ref_s
     points = [("draft cost share", x, {"t_draft_ref_s": base_t * x}) for x in DRAFT_SHARES]
     points += [("P_dl dBm", x, {"p_dl_dbm": x}) for x in DL_BUDGETS_DBM]
     for preset in presets:

@@ -8,17 +8,13 @@ in a weak cell.
 
 from __future__ import annotations
 
-import importlib
-import importlib.abc
-import importlib.util
-import sys
-
 import gymnasium
 
 from .model._numeric import compile_notice
 
 with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
     from .config import PRESETS, CellConfig, DynamicsConfig, SystemConfig, preset, resolve_config
+    from .config.deprecation import install
     from .engine.context import RoundContext
     from .engine.kinds import INFO_KEYS
     from .envs.cells import layout_of, make_env
@@ -78,7 +74,7 @@ ENV_NOTES: dict[str, str] = {
                                  "rounds, never α (there is none) nor the trace ahead.",
 }
 assert ENV_NOTES.keys() == ENV_IDS.keys()
-#: registered cell-generator ids → their :class:`~msenv.cells.CellConfig` (a dict of its fields):
+#: registered cell-generator ids → their :class:`~msenv.config.CellConfig` (a dict of its fields):
 #: a new cell, with its own number of devices, every episode
 CELL_IDS: dict[str, dict] = {
     "msenv/MultiSpin-Cells-v0": dict(preset="qwen2.5", k_range=(5, 50), k_max=50, draft_scale_max_range=(1.15, 2.0),
@@ -114,7 +110,7 @@ def register_envs() -> None:
 
 def env_config(env_id: str, **overrides):
     """The config of a registered id with ``overrides``: a :class:`SystemConfig` for the ids of
-    :data:`ENV_IDS`, a :class:`~msenv.cells.CellConfig` for those of :data:`CELL_IDS`; an id not
+    :data:`ENV_IDS`, a :class:`~msenv.config.CellConfig` for those of :data:`CELL_IDS`; an id not
     registered here raises ``ValueError``."""
     if env_id in ENV_IDS:
         return resolve_config(ENV_IDS[env_id], **overrides)
@@ -128,7 +124,8 @@ def env_config(env_id: str, **overrides):
 register_envs()
 
 #: the import paths of 0.5 (one flat folder) → where each module lives now; ``import msenv.cells``,
-#: ``from msenv.env import MultiSpinEnv`` and ``msenv.sb3`` keep working (the same module object)
+#: ``from msenv.env import MultiSpinEnv`` and ``msenv.sb3`` keep working (the same module object as
+#: the new path's) with a DeprecationWarning naming the new path, until msenv 0.7
 MOVED: dict[str, str] = {
     **{f"msenv.{m}": f"msenv.model.{m}" for m in ("_numeric", "slots", "channel", "acceptance", "latency",
                                                  "reactive", "goodput")},
@@ -138,33 +135,13 @@ MOVED: dict[str, str] = {
     **{f"msenv.{m}": f"msenv.envs.{m}" for m in ("env", "vector", "cells", "cells_vector", "marl", "sb3", "render")},
     "msenv.validation": "msenv.config.validation",
 }
-
-
-class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Imports a 0.5 path of :data:`MOVED` as the module that lives at its new path (imported on
-    first use, so the optional adapters still need their library only when asked for)."""
-
-    def find_spec(self, name, path=None, target=None):
-        return importlib.util.spec_from_loader(name, self) if name in MOVED else None
-
-    def create_module(self, spec):
-        module = importlib.import_module(MOVED[spec.name])
-        spec.loader_state = module.__spec__  # the import system overwrites it with the old path's
-        return module
-
-    def exec_module(self, module) -> None:
-        module.__spec__ = module.__spec__.loader_state
-
-
-if not any(isinstance(f, _MovedModules) for f in sys.meta_path):
-    sys.meta_path.insert(0, _MovedModules())
+_FINDER = install(MOVED)
 
 
 def __getattr__(name: str):
     """``msenv.cells`` and the other 0.5 module names of :data:`MOVED`, as attributes."""
-    if f"msenv.{name}" in MOVED:
-        return importlib.import_module(f"msenv.{name}")
-    raise AttributeError(f"module 'msenv' has no attribute {name!r}")
+    return _FINDER.attribute("msenv", name)
+
 
 __all__ = [
     "CELL_IDS",

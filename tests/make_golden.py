@@ -5,9 +5,9 @@ info key against it. Run only to re-baseline on purpose: ``python tests/make_gol
 
 from pathlib import Path
 
+import gymnasium as gym
 import numpy as np
 
-import gymnasium as gym
 import msenv  # noqa: F401
 
 CASES = {

@@ -7,9 +7,9 @@ id: ``python tests/make_golden_ids.py``; existing ids keep their recording."""
 from pathlib import Path
 
 import numpy as np
+from make_golden import record
 
 import msenv
-from make_golden import record
 
 PATH = Path(__file__).parent / "data" / "golden_ids.npz"
 

@@ -7,8 +7,11 @@ import pytest
 from scipy import special, stats
 
 import msenv  # noqa: F401
-from msenv import SystemConfig, acceptance
+from msenv import SystemConfig
 from msenv.engine import functional as F
+from msenv.envs.env import MultiSpinEnv
+from msenv.envs.vector import MultiSpinVectorEnv
+from msenv.model import acceptance
 from msenv.model.acceptance import (
     accepted_tokens,
     expected_tokens,
@@ -17,8 +20,6 @@ from msenv.model.acceptance import (
     rejection_probability,
     sample_first_rejection,
 )
-from msenv.envs.env import MultiSpinEnv
-from msenv.envs.vector import MultiSpinVectorEnv
 
 N = 400_000
 

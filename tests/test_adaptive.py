@@ -8,8 +8,15 @@ import pytest
 
 import msenv
 from baselines import make_controller
-from baselines.adaptive import (Clairvoyant, HFHeuristic, KaplanMeierGreedy, LastOutcome, UCBBudget, UCBLengths,
-                                budget_lengths)
+from baselines.adaptive import (
+    Clairvoyant,
+    HFHeuristic,
+    KaplanMeierGreedy,
+    LastOutcome,
+    UCBBudget,
+    UCBLengths,
+    budget_lengths,
+)
 from baselines.saa import SAAEstimator
 from msenv.engine.context import RoundContext
 from msenv.model import acceptance, latency
@@ -100,7 +107,7 @@ def test_ucb_budget_scores_each_budget_by_the_rounds_goodput():
 def _km_bruteforce(rounds, depth):
     """Kaplan–Meier hazards from (γ, A, rejected) rounds, one depth at a time by definition."""
     events, risk = np.zeros(depth), np.zeros(depth)
-    for gamma, acc, rej in rounds:
+    for _gamma, acc, rej in rounds:
         for d in range(depth):
             if d < acc:
                 risk[d] += 1

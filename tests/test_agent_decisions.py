@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 sys.path.insert(0, str(Path(__file__).parent))
-from make_agent_decisions import COMMITTED, PATH, decisions, key  # noqa: E402
+from make_agent_decisions import COMMITTED, PATH, decisions, key
 
 RECORDED = dict(np.load(PATH))
 

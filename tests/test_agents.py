@@ -13,15 +13,15 @@ import msenv
 
 pytest.importorskip("stable_baselines3")
 
-from agents.callbacks import METRIC_NAMES, MetricsCallback  # noqa: E402
-from agents.controller import load_agent, save_agent, PPOController  # noqa: E402
-from agents.envs import make_vec_env, normalize  # noqa: E402
-from agents.ppo import make_ppo  # noqa: E402
-from evaluation.harness import Entry, evaluate  # noqa: E402
-from evaluation.report import summarize  # noqa: E402
-from msenv import SystemConfig  # noqa: E402
-from msenv.envs.env import MultiSpinEnv  # noqa: E402
-from msenv.envs.cells import MultiSpinCellsEnv  # noqa: E402
+from agents.callbacks import METRIC_NAMES, MetricsCallback
+from agents.controller import PPOController, load_agent, save_agent
+from agents.envs import make_vec_env, normalize
+from agents.ppo import make_ppo
+from evaluation.harness import Entry, evaluate
+from evaluation.report import summarize
+from msenv import SystemConfig
+from msenv.envs.cells import MultiSpinCellsEnv
+from msenv.envs.env import MultiSpinEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10)
@@ -262,7 +262,8 @@ def test_cli_help_documents_options():
         assert opt in text
 
 
-@pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])  # the MLP, the device-set policy
+# the MLP, the device-set policy
+@pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])
 def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id):
     pytest.importorskip("rl_zoo3")
     r = _run([

@@ -4,6 +4,7 @@ kernels read their parameter blocks by named slot, private names stay in their m
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -118,7 +119,8 @@ def test_the_scan_catches_a_numbered_access():
 
 @pytest.mark.parametrize("table,index", [
     (slots.RoundParams, slots.ROUND_PARAM), (slots.StepParams, slots.STEP_PARAM), (slots.StepDraws, slots.STEP_DRAW),
-    (slots.Ints, slots.INT_ROW), (slots.Reals, slots.REAL_ROW), (slots.PerRound, slots.PER_ROUND), (slots.DynamicFloats, slots.DYN_REAL),
+    (slots.Ints, slots.INT_ROW), (slots.Reals, slots.REAL_ROW), (slots.PerRound, slots.PER_ROUND),
+    (slots.DynamicFloats, slots.DYN_REAL),
     (slots.DynamicFlags, slots.DYN_FLAG), (slots.ComplexRows, slots.COMPLEX_ROW), (slots.Moments, slots.MOMENT),
 ])
 def test_slot_tables_number_their_fields_in_order(table, index):
@@ -332,26 +334,68 @@ def test_the_kind_scan_finds_each_read():
                                                               "hasattr(c, 'k_range')", ".pads_cells"])
 
 
-def test_the_0_5_import_paths_are_the_modules_at_their_new_paths():
+def test_the_0_5_import_paths_are_the_modules_at_their_new_paths(monkeypatch):
+    """Each old path of ``msenv.MOVED`` is the module at its new path, imported (or read as an
+    attribute of msenv) with a DeprecationWarning that names the new path and msenv 0.7."""
     import importlib
     import pickle
+    import re
+    import sys
 
     import msenv
 
     for old, new in msenv.MOVED.items():
         if old.endswith(("sb3", "marl")):
             pytest.importorskip({"sb3": "stable_baselines3", "marl": "pettingzoo"}[old.rpartition(".")[2]])
-        module = importlib.import_module(old)
+        monkeypatch.delitem(sys.modules, old, raising=False)  # forgotten, so that importing it warns again
+        with pytest.warns(DeprecationWarning, match=rf"^{re.escape(old)} is {re.escape(new)} since msenv 0\.6: "
+                                                    rf"import {re.escape(new)} \(.*removed in msenv 0\.7\)$"):
+            module = importlib.import_module(old)
         assert module is importlib.import_module(new)
         assert module.__spec__.name == new and module.__name__ == new
-        assert getattr(msenv, old.rpartition(".")[2]) is module
-    from msenv.cells import CellConfig
-    from msenv.env import MultiSpinEnv
+        if old.count(".") == 1:
+            monkeypatch.delattr(msenv, old.rpartition(".")[2], raising=False)
+            with pytest.warns(DeprecationWarning, match=re.escape(new)) as record:
+                assert getattr(msenv, old.rpartition(".")[2]) is module
+            assert [w.filename for w in record] == [__file__]
+    for old in ("msenv.cells", "msenv.env"):
+        monkeypatch.delitem(sys.modules, old)
+    with pytest.warns(DeprecationWarning):
+        from msenv.cells import CellConfig
+    with pytest.warns(DeprecationWarning):
+        from msenv.env import MultiSpinEnv
 
     assert MultiSpinEnv is msenv.MultiSpinEnv
     assert pickle.loads(pickle.dumps(CellConfig())) == CellConfig()
     with pytest.raises(AttributeError):
         msenv.no_such_module  # noqa: B018
+
+
+def test_no_code_imports_a_moved_path():
+    """The project's own code, docs and settings name the new paths (the old ones warn): no
+    ``msenv.cells`` nor ``baselines.harness`` outside the changelog's history, the shims and the
+    lines that say which release a path belongs to (a comment naming the 0.6 path its shim runs)."""
+    import baselines
+    import msenv
+
+    old = sorted([*msenv.MOVED, *baselines.MOVED], key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, old)) + r")\b(?![\w/]*\.py)")
+    files = [p for d in (*GROUPED_READERS, ROOT / "docs", ROOT / "agents" / "hyperparams") for p in d.rglob("*")
+             if p.suffix in (".py", ".md", ".yml", ".toml") and not {"_build", "generated"} & set(p.parts)]
+    allowed = {ROOT / "docs" / "changelog.md", ROOT / "msenv" / "__init__.py", ROOT / "baselines" / "__init__.py",
+               ROOT / "evaluation" / "benchmark" / "check.py"}  # (the command the result files of 0.6 record)
+    bad = [f"{p.relative_to(ROOT)}:{i}: {m.group(1)}" for p in sorted(set(files) | {ROOT / "README.md",
+           ROOT / "train.py", ROOT / "pyproject.toml"}) if p not in allowed
+           for i, line in enumerate(p.read_text().splitlines(), 1) if not re.search(r"\b0\.[567]\b", line)
+           for m in pattern.finditer(line)]
+    for p in _sources(*PACKAGES, ROOT / "tests", ROOT / "examples") + [ROOT / "train.py"]:
+        if p.name in ("test_moved_paths.py", "test_architecture.py"):  # the shims' own tests
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):  # from msenv import cells (an old module as a name)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in ("msenv", "baselines"):
+                bad += [f"{p.relative_to(ROOT)}:{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                        if f"{node.module}.{a.name}" in old]
+    assert not bad, "old module paths (use the new ones):\n" + "\n".join(bad)
 
 
 def test_baselines_holds_only_the_controllers():
@@ -367,3 +411,48 @@ def test_baselines_holds_only_the_controllers():
     for old, new in baselines.MOVED.items():
         assert not (ROOT / (old.replace(".", "/") + ".py")).exists()
         assert importlib.util.find_spec(new) is not None, new
+
+
+# ---------------------------------------------------------------------- the config read by group
+#: the code held to reading a SystemConfig's grouped fields through their group (msenv/config
+#: defines the flat aliases; the tests exercise them, as users may)
+GROUPED_READERS = [*PACKAGES, ROOT / "examples", ROOT / "docs" / "_ext"]
+
+
+def _flat_reads(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, expression) of every read of a grouped field by its flat name: an attribute named like
+    a grouped field (``x.p_dl_dbm``) that is not read on its group (``x.radio.p_dl_dbm``) nor on a
+    slot table of the kernels (``ROUND_PARAM.bandwidth_hz``: the blocks' slots are named for the
+    fields they carry), whatever the object is called. ``episode_length`` and ``reward_scale`` are
+    left out: a :class:`~msenv.config.CellConfig` holds them too, so code that takes either config
+    reads them flat."""
+    from msenv.config import GROUPS, CellConfig
+    from msenv.config.groups import GROUP_OF
+
+    shared = {name for name in GROUP_OF if isinstance(getattr(CellConfig, name, None), property)}
+    tables = {name for name in vars(slots) if name.isupper()}
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or node.attr not in GROUP_OF or node.attr in shared:
+            continue
+        owner = node.value
+        if isinstance(owner, ast.Attribute) and owner.attr in GROUPS:
+            continue
+        if isinstance(owner, ast.Name) and owner.id in tables:
+            continue
+        out.append((node.lineno, ast.unparse(node)))
+    return out
+
+
+def test_the_code_reads_the_config_by_group():
+    """Outside msenv/config no code reads a grouped field by its flat alias (``cfg.p_dl_dbm``): it
+    reads it through its group (``cfg.radio.p_dl_dbm``). The flat names stay for users."""
+    bad = [f"{p.relative_to(ROOT)}:{line} {what}" for p in _sources(*GROUPED_READERS) + [ROOT / "train.py"]
+           if not p.is_relative_to(ROOT / "msenv" / "config") for line, what in _flat_reads(ast.parse(p.read_text()))]
+    assert not bad, "flat reads of grouped fields (read them through their group):\n" + "\n".join(bad)
+
+
+def test_the_flat_read_scan_finds_each_read():
+    tree = ast.parse("cfg.p_dl_dbm\nself.config.base.csi\ncfg.radio.p_dl_dbm\nROUND_PARAM.bandwidth_hz\n"
+                     "env_config(i).trace_source\nctx.t_draft\ncfg.episode_length\nx.dynamics.csi")
+    assert [w for _, w in _flat_reads(tree)] == ["cfg.p_dl_dbm", "self.config.base.csi", "env_config(i).trace_source"]

@@ -8,16 +8,24 @@ import numpy as np
 import pytest
 
 from baselines import (
-    ComputationOnly, ContextPredictor, ExactSAA, Fixed, GreedySAA, LocalSearch, OptimalUniform,
-    best_uniform, greedy_search, local_search,
+    ComputationOnly,
+    ContextPredictor,
+    ExactSAA,
+    Fixed,
+    GreedySAA,
+    LocalSearch,
+    OptimalUniform,
+    best_uniform,
+    greedy_search,
+    local_search,
 )
+from baselines.saa import SAAConfig, SAAEstimator
 from evaluation.evaluate import main as evaluate_main
 from evaluation.harness import ControllerFactory
 from msenv import SystemConfig
-from msenv.envs.env import MultiSpinEnv
 from msenv.engine.functional import RoundContext
+from msenv.envs.env import MultiSpinEnv
 from msenv.model.goodput import expected_goodput
-from baselines.saa import SAAEstimator
 
 
 def _context(seed=0, **overrides):
@@ -281,6 +289,6 @@ def test_budgeted_greedy_is_the_greedy_without_a_budget_and_cuts_its_samples_wit
         gamma = tight.act(env.context)
         assert gamma.shape == (8,) and gamma.min() >= 0 and gamma.max() <= cfg.gamma_max
         env.step(gamma)
-    assert 16 <= tight._n < cfg.n_saa
+    assert 16 <= tight._n < SAAConfig().n_saa
     with pytest.raises(ValueError, match="budget_ms=0"):
         BudgetedGreedy(budget_ms=0)

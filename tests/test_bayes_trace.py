@@ -86,7 +86,8 @@ def _brute_posterior(params, cap, z, w, history):
                     pr = (f if j == 0 else c)[paths[:, p + j]]
                     prob = prob * (pr if bit else 1 - pr)
                 run = next((j for j, bit in enumerate(bits[1:]) if not bit), gamma)  # R, capped at γ
-                for h, ph in [(FREE_DEPTH + k, tau ** k * (1 - tau)) for k in range(gamma + 2)] + [(99, tau ** (gamma + 2))]:
+                for h, ph in ([(FREE_DEPTH + k, tau ** k * (1 - tau)) for k in range(gamma + 2)]
+                              + [(99, tau ** (gamma + 2))]):
                     acc = 1 if not bits[0] else min(cap, 2 + min(run, h))
                     if (min(acc - 1, gamma), acc <= gamma) == (acc_a, rej):
                         like += prob * ph
@@ -100,7 +101,8 @@ def _brute_posterior(params, cap, z, w, history):
 def test_the_posterior_is_the_brute_force_enumeration_of_hidden_paths():
     ctrl = _filtered("cnn-eagle", 2, HISTORY)  # cnn-eagle: τ = 0.77, so the horizon's term matters
     m = ctrl.model
-    expected = _brute_posterior(PRESETS["cnn-eagle"].params, PRESETS["cnn-eagle"].cap, m.z, m.prior.sum(axis=1), HISTORY)
+    expected = _brute_posterior(PRESETS["cnn-eagle"].params, PRESETS["cnn-eagle"].cap, m.z, m.prior.sum(axis=1),
+                                HISTORY)
     np.testing.assert_allclose(ctrl.belief[0], expected, rtol=1e-10, atol=1e-14)
     # the device that never drafted learned nothing: the chain's stationary law is the prior
     np.testing.assert_allclose(ctrl.belief[1], m.prior, rtol=1e-12)

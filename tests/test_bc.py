@@ -10,12 +10,12 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-from agents.bc import Demonstrations, clone, collect, discounted_returns, running_returns  # noqa: E402
-from agents.envs import make_vec_env, normalize  # noqa: E402
-from agents.ppo import make_ppo  # noqa: E402
-from baselines import make_controller  # noqa: E402
-from evaluation.harness import run_episode  # noqa: E402
-from msenv import SystemConfig  # noqa: E402
+from agents.bc import Demonstrations, clone, collect, discounted_returns, running_returns
+from agents.envs import make_vec_env, normalize
+from agents.ppo import make_ppo
+from baselines import make_controller
+from evaluation.harness import run_episode
+from msenv import SystemConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=10)

@@ -89,7 +89,8 @@ def test_the_output_folder_is_checked_before_the_run(tmp_path, monkeypatch):
 
 def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(tmp_path, tiny, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
-    benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(tmp_path), "--no-progress"])
+    benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(tmp_path),
+                    "--no-progress"])
     good = (tmp_path / "paper-v1.json").read_text()
 
     def full(*a, **k):
@@ -168,7 +169,8 @@ def test_the_suites_refuse_bad_cells_and_shared_seeds():
 def test_the_leaderboard_refuses_a_missing_folder_a_validation_result_and_an_api_run(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="no such folder"):
         leaderboard.load_results(tmp_path / "nope")
-    val = Suite("tiny-val-v0", "validation", (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 90 * CELL_STRIDE,
+    val = Suite("tiny-val-v0", "validation",
+                (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 90 * CELL_STRIDE,
                                                     {"num_devices": 4}),), kind="validation")
     monkeypatch.setattr(suites, "VALIDATION_SUITES", {**suites.VALIDATION_SUITES, val.name: val})
     res = json.loads(json.dumps(benchmark.run_benchmark(val, benchmark.controller_methods(["fixed-2"])), default=float))
@@ -274,7 +276,8 @@ class _ReadOnly:
         if os.geteuid() == 0:
             done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(path)], capture_output=True)
             if done.returncode:
-                pytest.skip(f"root without mount here ({done.stderr.decode().strip()}): a read-only folder cannot be made")
+                pytest.skip(f"root without mount here ({done.stderr.decode().strip()}): a read-only folder cannot be "
+                            "made")
             self.mounted = True
 
     def freeze(self):
@@ -309,7 +312,8 @@ def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_p
                             "--no-progress"])
         err = capsys.readouterr().err.strip()
         last = err.splitlines()[-1]
-        assert e.value.code == 2 and last.startswith("python -m evaluation.benchmark: error: --out") and "not writable" in last
+        assert e.value.code == 2 and last.startswith("python -m evaluation.benchmark: error: --out")
+        assert "not writable" in last
         assert (folder.path / "paper-v1.json").read_bytes() == good
         # writable at the check, read-only by the time the results are written
         folder.release()
@@ -379,7 +383,8 @@ def test_check_and_the_leaderboard_refuse_a_file_without_its_command_in_the_same
 
 
 def test_check_says_why_a_validation_result_is_no_leaderboard_row(tmp_path, monkeypatch, capsys):
-    val = Suite("tiny-val-v0", "validation", (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 91 * CELL_STRIDE,
+    val = Suite("tiny-val-v0", "validation",
+                (Cell("a", "msenv/MultiSpin-v0", 2, 3, VALIDATION_SEEDS.start + 91 * CELL_STRIDE,
                                                     {"num_devices": 4}),), kind="validation")
     monkeypatch.setattr(suites, "VALIDATION_SUITES", {**suites.VALIDATION_SUITES, val.name: val})
     doc = benchmark.run_benchmark(val, benchmark.controller_methods(["fixed-2"]),
@@ -398,11 +403,11 @@ def test_check_of_an_episode_of_an_unknown_method_names_the_method_and_the_file(
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc))
     code, err, _ = _check(path, capsys)
-    assert code == 1 and err == [f"python -m evaluation.benchmark: error: {path}: episode 1: method='ghost' is not one "
-                                 f"of the file's methods; allowed: {', '.join(doc['methods'])}"]
+    assert code == 1 and err == [(f"python -m evaluation.benchmark: error: {path}: episode 1: method='ghost' is not "
+                                  f"one of the file's methods; allowed: {', '.join(doc['methods'])}")]
     doc["episodes"][1] = ["not", "an", "episode"]
-    assert benchmark.result_problems(doc) == ["episode 1: \"['not', 'an', 'episode']\" is not an object (an episode's "
-                                              "statistics)"]
+    assert benchmark.result_problems(doc) == [("episode 1: \"['not', 'an', 'episode']\" is not an object (an episode's "
+                                               "statistics)")]
 
 
 def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(tmp_path, tiny):
@@ -416,13 +421,15 @@ def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(t
     assert any("command must be the string of the run's command" in p for p in benchmark.result_problems(doc))
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")),
+                         ids=lambda p: p.name)
 def test_an_archived_result_of_format_1_is_checked_and_is_no_row(path):
     doc = json.loads(path.read_text())
     assert doc["format_version"] == 1
     benchmark.check_result(doc)  # its points recomputed from its scores
     archived, old_format = benchmark.row_problems(doc)
-    assert archived.startswith(f"suite {doc['suite']['name']!r} is archived") and old_format.startswith("format_version 1 ")
+    assert archived.startswith(f"suite {doc['suite']['name']!r} is archived")
+    assert old_format.startswith("format_version 1 ")
     m = next(iter(doc["methods"]))
     doc["aggregates"]["throughput"][m]["iqm"][0] += 0.01
     assert f"method {m!r}: throughput aggregates do not follow from the scores" in benchmark.result_problems(doc)

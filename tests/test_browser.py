@@ -39,7 +39,6 @@ import shutil
 import struct
 import subprocess
 import zlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -208,7 +207,7 @@ async function msenvCheck(win, plainNotation, wide, source) {
   for (const img of doc.images) if (img.naturalWidth === 0) out.push(`broken image: ${img.getAttribute("src")}`);
   return {faults: out, images: images};
 }
-"""
+"""  # noqa: E501 (JavaScript: its template strings stay whole)
 
 HARNESS = """<!doctype html><html><head><meta charset="utf-8"><style>body{margin:0}
 iframe{border:0;display:block}</style></head><body><iframe id="f"></iframe><pre id="msenv-result"></pre>
@@ -269,8 +268,8 @@ def _label_faults(page: Path, img: dict) -> list[str]:
         return [f"figure: {src} records no label size (msenv:label-px); draw it with evaluation.report.save_figure"]
     shown = float(px) * img["shown"] / img["natural"]
     if shown + 0.05 < img["body"]:
-        return [f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "
-                f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)"]
+        return [(f"figure: {src}'s smallest label shows at {shown:.1f}px, under the body text's {img['body']:g}px "
+                 f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)")]
     return []
 
 
@@ -324,11 +323,13 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
                                              'white-space:pre-wrap;overflow-wrap:anywhere;width:120px">python -m '
                                              'evaluation.evaluate --episodes-and-rounds 4</pre></div></div>'))
     (site / "whole.html").write_text(page % ('<div class="highlight-bash"><div class="highlight"><pre style="'
-                                             'white-space:pre-wrap;width:220px;font-size:12px">python -m evaluation.evaluate '
+                                             'white-space:pre-wrap;width:220px;font-size:12px">'
+                                             'python -m evaluation.evaluate '
                                              '<span style="white-space:nowrap">--episodes</span> 4</pre></div></div>'))
     (site / "summary.html").write_text(page % ('<div class="summary-box"><div style="overflow-x:auto">'
                                                '<table><tr><td style="white-space:nowrap">Observation space '
-                                               + "Box(-1.0, 1.0, (122,), float32) " * 4 + '</td></tr></table></div></div>'))
+                                               + "Box(-1.0, 1.0, (122,), float32) " * 4
+                                               + '</td></tr></table></div></div>'))
     (site / "output.html").write_text(page % ('<div class="highlight-text"><div class="highlight"><pre>'
                                               + "│ greedy-saa │ 1.0000 " * 12 + '</pre></div></div>'))
     (site / "generated").mkdir()

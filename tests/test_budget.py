@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from agents.budget import (BudgetActions, BudgetDistribution, BudgetSetPolicy, NumpyBudgetPolicy, budget_layout,
-                           budget_lengths)
+from agents.budget import (
+    BudgetActions,
+    BudgetDistribution,
+    BudgetSetPolicy,
+    NumpyBudgetPolicy,
+    budget_layout,
+    budget_lengths,
+)
 from agents.controller import load_agent, save_agent
 from agents.envs import CounterfactualReward, make_vec_env, normalize
 from msenv.envs.cells import CellConfig, MultiSpinCellsEnv
@@ -24,12 +30,13 @@ def test_what_if_scores_an_action_on_the_coming_steps_draws_and_changes_nothing(
     """what_if(a) is exactly the (tokens, latency) the next step gives when it plays a; asking
     for any actions before a step leaves every trajectory as it is without asking."""
     cells = _cells(1, 10, p_dl_dbm_range=(0.0, 30.0))
-    asked, plain = MultiSpinCellsVectorEnv(4, cells, autoreset_mode=mode), MultiSpinCellsVectorEnv(4, cells, autoreset_mode=mode)
+    asked, plain = MultiSpinCellsVectorEnv(4, cells, autoreset_mode=mode), MultiSpinCellsVectorEnv(4, cells,
+                                                                                                   autoreset_mode=mode)
     o1, _ = asked.reset(seed=5)
     o2, _ = plain.reset(seed=5)
     rng = np.random.default_rng(1)
     resets = 0
-    for t in range(17):
+    for _ in range(17):
         act = rng.integers(0, 21, (4, 10))
         for _ in range(2):  # unrelated questions first, then the action itself
             asked.what_if(rng.integers(0, 21, (4, 10)))
@@ -182,7 +189,7 @@ def test_the_counterfactual_reward_is_the_linearised_throughput_gain_over_the_re
     wrapped.reset(), played.reset(), reference.reset()
     rng = np.random.default_rng(0)
     sums = np.zeros((3, n))
-    for t in range(12):
+    for _ in range(12):
         act = rng.integers(0, 8, (n, 6))
         _, r, done, infos = wrapped.step(act)
         _, _, _, i_a = played.step(act)
@@ -220,7 +227,8 @@ def test_single_and_paper_vector_envs_answer_what_if_without_changing_anything(e
     asked, plain = gym.make(env_id, num_devices=6), gym.make(env_id, num_devices=6)
     asked.reset(seed=3), plain.reset(seed=3)
     cfg = asked.unwrapped.config
-    vec_a, vec_p = MultiSpinVectorEnv(3, cfg, autoreset_mode="same_step"), MultiSpinVectorEnv(3, cfg, autoreset_mode="same_step")
+    vec_a, vec_p = MultiSpinVectorEnv(3, cfg, autoreset_mode="same_step"), MultiSpinVectorEnv(3, cfg,
+                                                                                              autoreset_mode="same_step")
     vec_a.reset(seed=8), vec_p.reset(seed=8)
     rng = np.random.default_rng(4)
     for _ in range(6):

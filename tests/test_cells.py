@@ -10,8 +10,8 @@ from scipy import stats
 
 import msenv
 from msenv import MultiSpinEnv
-from msenv.envs.cells import CellConfig, MultiSpinCellsEnv, cell_rng, draw_cell, resolve_cells, size_feature
 from msenv.engine.observation import DS, device_features
+from msenv.envs.cells import CellConfig, MultiSpinCellsEnv, cell_rng, draw_cell, resolve_cells, size_feature
 
 HETERO = msenv.resolve_config(msenv.ENV_IDS["msenv/MultiSpin-Hetero-v0"], episode_length=6)
 
@@ -205,7 +205,8 @@ def test_the_batched_vector_env_equals_the_stepped_one_bit_for_bit(mode, base):
     from msenv.envs.cells_vector import MultiSpinCellsSyncVectorEnv, MultiSpinCellsVectorEnv
 
     cells = CellConfig().replace(k_range=(1, 12), k_max=12, episode_length=4, p_dl_dbm_range=(0.0, 30.0), **base)
-    fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells, autoreset_mode=mode)
+    fast, slow = MultiSpinCellsVectorEnv(5, cells, autoreset_mode=mode), MultiSpinCellsSyncVectorEnv(5, cells,
+                                                                                                     autoreset_mode=mode)
     o1, i1 = fast.reset(seed=7)
     o2, i2 = slow.reset(seed=7)
     np.testing.assert_array_equal(o1, o2)

@@ -7,9 +7,10 @@ import pytest
 from scipy import special, stats
 
 import msenv  # noqa: F401
-from msenv import SystemConfig, channel
+from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
+from msenv.model import channel
 
 
 @pytest.mark.parametrize("rho", [0.95, 0.5, -0.12, 0.0])

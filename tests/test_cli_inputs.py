@@ -96,14 +96,15 @@ def test_experiments_stop_on_sigterm_in_one_line_and_end_their_workers(tmp_path)
     import signal
     import time
 
-    p = subprocess.Popen([sys.executable, "-m", "experiments", "cells", "--ks", "200", "--kinds", "paper", "--workers", "2",
-                          "--out", str(tmp_path), "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "experiments", "cells", "--ks", "200", "--kinds", "paper", "--workers",
+                          "2", "--out", str(tmp_path), "--no-progress"], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     kids: list[int] = []
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and len(kids) < 3:  # two workers and the resource tracker
         time.sleep(0.2)
-        kids = [int(x) for x in subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()]
+        kids = [int(x) for x in
+                subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()]
     if len(kids) < 3:
         p.kill()
         pytest.fail(f"the run's workers did not start: {p.communicate()[1][-2000:]}")

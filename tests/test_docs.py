@@ -4,7 +4,6 @@ and path exists, every "model §N" is defined, and the generated pages cover eve
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import importlib.util
 import re
@@ -69,7 +68,7 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
 
 
 def test_generated_pages_cover_every_id_and_every_field(generated):
-    from msenv.config import SystemConfig, config_fields, field_docs
+    from msenv.config import config_fields, field_docs
 
     envs = (generated / "environments.md").read_text()
     for env_id in msenv.ENV_IDS:
@@ -87,7 +86,8 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
     for env_id in msenv.CELL_IDS:
         assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
     assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
-    assert msenv.__version__ == msenv_docs.RELEASES[-1] and f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
+    assert msenv.__version__ == msenv_docs.RELEASES[-1]
+    assert f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
     config = (generated / "configuration.md").read_text()
     docs = field_docs()
     for f in config_fields():
@@ -167,7 +167,8 @@ CLI_MODULES = {
     "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",
     "baselines.leaderboard": "evaluation.leaderboard",
     "pytest": None, "sphinx": None, "http.server": None, "build": None, "rl_zoo3.train": None,
-    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None, "tests/make_golden_dynamic.py": None,
+    "docs/_ext/msenv_docs.py": None, "docs/_ext/episode_gifs.py": None, "tests/make_golden.py": None,
+    "tests/make_golden_dynamic.py": None,
 }
 
 
@@ -409,7 +410,8 @@ def test_readme_prints_only_figures_that_have_a_source():
     entries = msenv_figures.load_source()
     readme = msenv_figures.checked_text((ROOT / "README.md").read_text())
     covered = [m.span(1) for e in entries.values() for pat in e["pattern"] for m in re.finditer(pat, readme)]
-    figure = re.compile(r"\d+(?:\.\d+)? s wall|\d+ min \d+ s|\d\.\d{3,4} ± \d\.\d{3,4}|\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]"
+    figure = re.compile(r"\d+(?:\.\d+)? s wall|\d+ min \d+ s|\d\.\d{3,4} ± \d\.\d{3,4}"
+                        r"|\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]"
                         r"|\d+(?:\.\d+)? ms against \d+(?:\.\d+)? ms")
     loose = [m.group(0) for m in figure.finditer(readme)
              if not any(a <= m.start() and m.end() <= b + len(" wall") for a, b in covered)]

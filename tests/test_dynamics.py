@@ -7,10 +7,11 @@ import pytest
 from scipy import stats
 
 import msenv  # noqa: F401
-from msenv import SystemConfig, acceptance
+from msenv import SystemConfig
 from msenv.engine import functional as F
 from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
+from msenv.model import acceptance
 
 
 def test_tokens_past_a_requests_end_are_never_counted():

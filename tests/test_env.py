@@ -62,7 +62,8 @@ def _rollout(env, seed, n=30):
     rng = np.random.default_rng(seed)
     out = [obs]
     for _ in range(n):
-        obs, r, term, trunc, info = env.step(rng.integers(0, env.unwrapped.config.gamma_max + 1, env.unwrapped.config.num_devices))
+        obs, r, term, trunc, info = env.step(rng.integers(0, env.unwrapped.config.gamma_max + 1,
+                                                          env.unwrapped.config.num_devices))
         out += [obs, np.array([r]), info["tokens"], info["modes"], info["dl_power"]]
         if trunc:
             obs, _ = env.reset()

@@ -79,7 +79,8 @@ def test_optimal_mode_selection_never_slower_on_identical_outcomes():
 
 
 def test_cli_and_bad_arguments(tmp_path, capsys):
-    assert cli(["fig11", "--quick", "--drops", "1", "--rounds", "2", "--workers", "1", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert cli(["fig11", "--quick", "--drops", "1", "--rounds", "2", "--workers", "1", "--out", str(tmp_path),
+                "--no-progress"]) == 0
     assert (tmp_path / "fig11.csv").exists()
     with pytest.raises(SystemExit):
         cli(["fig12"])
@@ -116,7 +117,8 @@ def test_dynamics_experiment_quick(tmp_path):
     g = gaps[0]
     pick = lambda s: np.array([float(d["throughput"]) for d in drops  # noqa: E731
                                if d["panel"] == g["panel"] and float(d["x"]) == float(g["x"]) and d["scheme"] == s])
-    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1), rel=1e-9)
+    assert float(g["oracle_gap"]) == pytest.approx(np.mean(pick("oracle-greedy") / pick("plug-in-greedy") - 1),
+                                                   rel=1e-9)
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
 
 
@@ -125,9 +127,7 @@ def test_cells_experiment_quick(tmp_path):
     generalist's row from the committed agent."""
     import json
 
-    from experiments.cells import DEFAULT_AGENT, run_cells
-
-    from experiments.cells import CELL_TYPES, KS, cell_config
+    from experiments.cells import CELL_TYPES, DEFAULT_AGENT, KS, cell_config, run_cells
 
     agent = DEFAULT_AGENT if (Path(DEFAULT_AGENT) / "agent.json").exists() else None
     assert agent is not None  # the committed generalist (portable files)
@@ -212,7 +212,8 @@ def test_main_job_score_is_paired_against_the_best_rule_of_each_episode():
     episodes (t₀.₉₇₅,₁ = 12.7062 × sd 0.106066 / √2)."""
     from experiments.main_job import paired_vs_best, summary
 
-    rules = [_episode(name, i, v) for name, vals in (("greedy-saa", (100.0, 200.0)), ("optimal-uniform", (110.0, 190.0)),
+    rules = [_episode(name, i, v) for name, vals in (("greedy-saa", (100.0, 200.0)),
+                                                     ("optimal-uniform", (110.0, 190.0)),
                                                      ("computation-only", (90.0, 195.0)), ("fixed-4", (50.0, 50.0)))
              for i, v in enumerate(vals)]
     got = paired_vs_best([_episode("ppo", 1, 210.0), _episode("ppo", 0, 99.0)], rules)
@@ -229,8 +230,13 @@ def test_main_job_validation_episodes_are_apart_from_every_other_block():
     """The validation episodes lie in baselines.suites' validation block, on no validation suite's
     seeds, and apart from train.py's held-out episodes and its evaluations during training."""
     from evaluation.suites import VALIDATION_SEEDS
-    from experiments.main_job import HELD_OUT_EPISODES, HELD_OUT_SEED, VALIDATION_EPISODES, VALIDATION_SEED, \
-        validation_clash
+    from experiments.main_job import (
+        HELD_OUT_EPISODES,
+        HELD_OUT_SEED,
+        VALIDATION_EPISODES,
+        VALIDATION_SEED,
+        validation_clash,
+    )
 
     block = range(VALIDATION_SEED, VALIDATION_SEED + VALIDATION_EPISODES)
     assert block.start in VALIDATION_SEEDS and block[-1] in VALIDATION_SEEDS

@@ -35,7 +35,8 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def recorded_label_px(path: Path) -> float:
     text = report.png_text(path)
-    assert report.LABEL_PX_KEY in text, f"{path.relative_to(ROOT)} has no {report.LABEL_PX_KEY} text chunk: not written by save_figure"
+    assert report.LABEL_PX_KEY in text, (f"{path.relative_to(ROOT)} has no {report.LABEL_PX_KEY} text chunk: not "
+                                         "written by save_figure")
     return float(text[report.LABEL_PX_KEY])
 
 
@@ -91,11 +92,13 @@ def test_the_record_is_the_smallest_text_the_renderer_draws(tmp_path, monkeypatc
 
 def test_every_figure_is_written_by_save_figure():
     """No other code of the figures' layers calls ``savefig`` (msenv's env frames are pictures)."""
-    sources = [p for d in ("experiments", "baselines", "evaluation", "agents", "benchmarks") for p in sorted((ROOT / d).rglob("*.py"))]
+    sources = [p for d in ("experiments", "baselines", "evaluation", "agents", "benchmarks")
+               for p in sorted((ROOT / d).rglob("*.py"))]
     bad = []
     for p in sources + [ROOT / "train.py"]:
         for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, ast.Attribute) and node.attr in ("savefig", "imsave") and p != ROOT / "evaluation" / "report.py":
+            if (isinstance(node, ast.Attribute) and node.attr in ("savefig", "imsave")
+                    and p != ROOT / "evaluation" / "report.py"):
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
     assert not bad, "figures saved outside evaluation.report.save_figure: " + ", ".join(bad)
 
@@ -209,7 +212,7 @@ def test_the_round_picture_is_redrawn_as_committed_and_nothing_in_it_overlaps(tm
 
     import msenv  # noqa: F401
 
-    for env_id, k in (("msenv/MultiSpin-v0", 20), ("msenv/MultiSpin-Cells-v0", None)):
+    for env_id, _k in (("msenv/MultiSpin-v0", 20), ("msenv/MultiSpin-Cells-v0", None)):
         env = gym.make(env_id, render_mode="rgb_array")
         env.reset(seed=1)
         env.step(np.full(env.action_space.shape, 3))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-import msenv  # noqa: F401
+import msenv
 
 GOLDEN = Path(__file__).parent / "data" / "golden_paper.npz"
 

@@ -49,7 +49,8 @@ def test_harness_identical_seeds_identical_tables_and_bad_output(tmp_path):
             if key.removesuffix("_ci95") not in TIMING_METRICS:
                 assert a[key] == b[key], key
     assert r1[2]["share_ul"] == 0.0  # all-DL reactive policy
-    for out, match in [(np.full(19, 2), "shape"), (np.full(20, 21), "device 0"), (np.r_[np.full(19, 2), -1], "device 19")]:
+    for out, match in [(np.full(19, 2), "shape"), (np.full(20, 21), "device 0"), (np.r_[np.full(19, 2), -1],
+                                                                                  "device 19")]:
         with pytest.raises(ValueError, match=f"controller 'bad'.*{match}"):
             evaluate([Entry("bad", lambda o=out: _Bad(o))], cfg, episodes=1)
     with pytest.raises(ValueError, match="not known"):
@@ -122,7 +123,8 @@ def test_an_unreachable_ray_address_is_one_line_naming_it(module, argv, capsys):
         importlib.import_module(module).main([*argv, "--ray", address])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1
-    assert err[0].endswith(f"error: --ray: nothing answers at '{address}' (Connection refused); is the Ray head running there?")
+    assert err[0].endswith(f"error: --ray: nothing answers at '{address}' (Connection refused); is the Ray head "
+                           "running there?")
 
 
 def test_evaluate_help_lists_every_controller_and_says_set_takes_json():
@@ -131,7 +133,7 @@ def test_evaluate_help_lists_every_controller_and_says_set_takes_json():
 
     text = build_parser().format_help()
     lines = text.splitlines()
-    for name, cls in REGISTRY.items():
+    for name in REGISTRY:
         line = next(x for x in lines if x.strip().startswith(name + " "))
         assert len(line.split(None, 1)[1]) > 10, f"{name}: no description"
     assert any(x.strip().startswith("fixed-<γ>") for x in lines)

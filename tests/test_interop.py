@@ -7,10 +7,10 @@ checks numbers against an independent computation where there is one.
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
-import gymnasium as gym
 import msenv
 import msenv.envs.vector
 from msenv import MultiSpinEnv

@@ -24,8 +24,8 @@ def test_drafting_only_batch_serves_no_token_to_idle_devices():
     """verify_batch="drafting": a device with γ_k = 0 is not verified, so it gets no token (env,
     SAA ratio objective and mean-of-ratios objective agree with a hand count)."""
     from msenv.envs.env import MultiSpinEnv
-    from msenv.model.goodput import expected_goodput
     from msenv.model.acceptance import expected_tokens
+    from msenv.model.goodput import expected_goodput
 
     cfg = SystemConfig(num_devices=3, verify_batch="drafting")
     env = MultiSpinEnv(cfg)

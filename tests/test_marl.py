@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from configs import DYNAMIC
 
-import msenv  # noqa: F401
+import msenv
 from msenv.engine import functional as F
 from msenv.envs.env import MultiSpinEnv
 

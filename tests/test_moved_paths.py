@@ -65,7 +65,8 @@ def test_the_evaluate_command_lines_library_names_are_found_with_a_warning(fresh
     assert agent_loader is entries.agent_loader
     said = [str(w.message) for w in record]
     assert len(said) == 2 and said[0].startswith("baselines.evaluate is evaluation.evaluate since msenv 0.6")
-    assert said[1].startswith("evaluation.evaluate.agent_loader is evaluation.entries.agent_loader: import it from there")
+    assert said[1].startswith("evaluation.evaluate.agent_loader is evaluation.entries.agent_loader: import it from "
+                              "there")
     with pytest.raises(ImportError):
         from baselines.evaluate import no_such_name  # noqa: F401
 
@@ -78,9 +79,10 @@ def test_the_old_command_lines_still_run(tmp_path):
                         "--rounds", "2", "--no-progress", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and out.exists(), r.stderr
-    assert ("DeprecationWarning: python -m baselines.evaluate is python -m evaluation.evaluate since msenv 0.6 (the old "
+    assert ("DeprecationWarning: python -m baselines.evaluate is python -m evaluation.evaluate since msenv 0.6 (the "
+            "old "
             "command is removed in msenv 0.7)") in r.stderr
-    r = subprocess.run([sys.executable, "-m", "baselines.benchmark", "--help"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run([sys.executable, "-m", "baselines.benchmark", "--help"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.startswith("usage: python -m evaluation.benchmark"), r.stderr
     assert "python -m baselines.benchmark is python -m evaluation.benchmark" in r.stderr

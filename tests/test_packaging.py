@@ -32,9 +32,9 @@ assert sys.prefix in msenv.__file__, msenv.__file__  # the wheel's copy, not the
 assert version("msenv") == msenv.__version__
 out = {}
 for env_id in msenv.ENV_IDS:
-    env = gym.make(env_id, episode_length=3, n_saa=50)
+    env = gym.make(env_id, episode_length=3)
     obs, _ = env.reset(seed=0)
-    greedy = make_controller("greedy-saa")
+    greedy = make_controller("greedy-saa", n_samples=50)
     greedy.reset(seed=0)
     obs, reward, term, trunc, info = env.step(greedy.act(env.unwrapped.context))
     assert np.isfinite(reward) and reward > 0 and env.observation_space.contains(obs)

@@ -49,8 +49,8 @@ for path in sys.argv[1:]:
 
 def test_every_committed_agent_loads_and_decides_with_pickle_disabled():
     assert COMMITTED, "no committed agent found"
-    r = subprocess.run([sys.executable, "-c", NO_PICKLE, *map(str, COMMITTED)], cwd=ROOT, capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run([sys.executable, "-c", NO_PICKLE, *map(str, COMMITTED)], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.count(" ok ") == len(COMMITTED)
 
@@ -90,7 +90,6 @@ def test_a_crafted_pickle_in_an_agent_directory_is_never_executed(tmp_path):
 def test_portable_decisions_equal_the_sb3_policy_mode_of_the_committed_agent():
     import msenv  # noqa: F401
     from agents import load_agent
-
     from agents.budget import budget_lengths
     from msenv.envs.cells import make_env
 
@@ -162,7 +161,8 @@ def test_an_old_agent_without_portable_files_is_refused_with_the_way_to_convert_
         load_agent(agent_dir)
     main([str(agent_dir)])  # trusted: our own committed agent
     a, b = load_agent(agent_dir), load_agent(COMMITTED[0])
-    assert np.array_equal(np.load(agent_dir / "policy.npz")["head.weight"], np.load(COMMITTED[0] / "policy.npz")["head.weight"])
+    assert np.array_equal(np.load(agent_dir / "policy.npz")["head.weight"],
+                          np.load(COMMITTED[0] / "policy.npz")["head.weight"])
     assert a.frame_stack == b.frame_stack
 
 

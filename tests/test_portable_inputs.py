@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("stable_baselines3")
-from agents import load_agent  # noqa: E402
-from agents.portable import MAX_WEIGHT_BYTES, read_portable  # noqa: E402
+from agents import load_agent
+from agents.portable import MAX_WEIGHT_BYTES, read_portable
 
 ROOT = Path(__file__).resolve().parents[1]
 BUDGET = ROOT / "agents" / "pretrained" / "cells"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
-import msenv  # noqa: F401
+import msenv
 from msenv import SystemConfig
 from msenv.envs.env import MultiSpinEnv
 
@@ -134,7 +134,7 @@ def test_greedy_decisions_equal_a_from_scratch_greedy(k, over):
     from baselines.greedy import greedy_search
     from baselines.saa import SAAEstimator
 
-    cfg = msenv.preset("qwen2.5", num_devices=k, n_saa=300, **over)
+    cfg = msenv.preset("qwen2.5", num_devices=k, **over)
     env = MultiSpinEnv(cfg)
     for seed in range(3):
         env.reset(seed=seed)
@@ -147,3 +147,53 @@ def test_greedy_decisions_equal_a_from_scratch_greedy(k, over):
         base = fast[0]
         cands = np.clip(base[None] + np.random.default_rng(seed).integers(-2, 3, (8, k)), 0, cfg.gamma_max)
         np.testing.assert_array_equal(est.evaluate(cands, base=base), est.evaluate(cands))
+
+
+# ---------------------------------------------------------------------- the SAA controllers' settings
+def test_the_saa_settings_are_the_controllers_with_the_defaults_of_0_6():
+    from baselines.saa import SAAConfig
+    from msenv.config.deprecation import SAA_FIELDS
+
+    assert SAAConfig() == SAAConfig(n_saa=1000, saa_objective="ratio")
+    assert {name: getattr(SAAConfig(), name) for name in SAA_FIELDS} == SAA_FIELDS  # the deprecated path's
+    for field, value in (("n_saa", 0), ("n_saa", 1.0), ("saa_objective", "median")):
+        with pytest.raises(ValueError, match=rf"{field}={value!r} is invalid; allowed"):
+            SAAConfig(**{field: value})
+
+
+def test_a_config_given_the_old_saa_fields_warns_and_still_sets_the_controllers_defaults():
+    import warnings
+
+    from baselines import GreedySAA, OptimalUniform
+    from baselines.saa import saa_config
+
+    with pytest.warns(DeprecationWarning) as record:
+        old = msenv.preset("qwen2.5", num_devices=5, n_saa=37, saa_objective="mean_of_ratios")
+    assert len(record) == 1 and record[0].filename == __file__  # said once, of the line that set it
+    said = str(record[0].message)
+    assert "SystemConfig(n_saa=…, saa_objective=…)" in said and "removed in msenv 0.7" in said
+    assert "baselines.saa.SAAConfig / the controller's n_samples, objective" in said
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a copy, or the defaults given: no second word
+        again = old.replace(p_dl_dbm=20.0)
+        plain = SystemConfig.from_dict(SystemConfig().to_dict())
+    with pytest.warns(DeprecationWarning):  # a saved config that holds them: said again
+        assert SystemConfig.from_dict(again.to_dict()) == again
+    assert (again.n_saa, again.saa_objective) == (37, "mean_of_ratios") and plain == SystemConfig()
+    assert saa_config(again).n_saa == 37 and saa_config(plain).n_saa == 1000
+    env = MultiSpinEnv(old)
+    env.reset(seed=3)
+    greedy, told = GreedySAA(), GreedySAA(n_samples=37, objective="mean_of_ratios")
+    for c in (greedy, told):
+        c.reset(seed=0)
+    est = greedy.estimator(env.context)
+    assert est.samples.shape == (37, 5) and est.objective == "mean_of_ratios"
+    assert GreedySAA(n_samples=12).estimator(env.context).samples.shape == (12, 5)  # the argument wins
+    np.testing.assert_array_equal(greedy.act(env.context), told.act(env.context))
+    with pytest.warns(DeprecationWarning) as record:
+        gym_env = __import__("gymnasium").make("msenv/MultiSpin-v0", n_saa=40)
+    assert [w.filename for w in record] == [__file__]
+    uniform = OptimalUniform()
+    uniform.reset(seed=0)
+    gym_env.reset(seed=0)
+    assert uniform.act(gym_env.unwrapped.context).shape == (20,)

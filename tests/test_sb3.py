@@ -23,7 +23,7 @@ def test_sb3_adapter_matches_vector_env_and_trains():
     obs = venv.reset()
     ref = MultiSpinEnv(episode_length=5, num_devices=4)
     assert np.array_equal(obs[2], ref.reset(seed=5)[0])
-    for t in range(5):
+    for _ in range(5):
         obs, rew, done, infos = venv.step(np.full((4, 4), 2))
         _, r, _, trunc, _ = ref.step(np.full(4, 2))
         assert rew[2] == pytest.approx(r, rel=1e-6)

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-import torch  # noqa: E402
+import torch
 
-import msenv  # noqa: E402
-from agents.controller import load_agent, save_agent  # noqa: E402
-from agents.envs import make_vec_env, normalize  # noqa: E402
-from agents.ppo import make_ppo  # noqa: E402
-from msenv.engine import functional as F  # noqa: E402
+import msenv
+from agents.controller import load_agent, save_agent
+from agents.envs import make_vec_env, normalize
+from agents.ppo import make_ppo
+from msenv.engine import functional as F
 
 
 def _model(k: int, **over):
@@ -147,9 +147,8 @@ def test_the_masked_policy_ignores_padding_and_stays_equivariant():
 def test_a_cells_agent_acts_in_any_cell_and_in_single_cell_envs(tmp_path):
     """A saved agent of the generator (k_max 5) decides a 40-device cell and a plain K = 6 env
     (the controller re-expresses the single-cell observation as the generator shows it)."""
-    from evaluation.harness import evaluate
-    from evaluation.harness import Entry
     from agents.controller import AgentFactory
+    from evaluation.harness import Entry, evaluate
     from msenv.envs.cells import MultiSpinCellsEnv, pad_observation
 
     model, venv, cells = _cells_model(5)
@@ -192,8 +191,8 @@ def test_the_packed_masked_pass_equals_the_padded_one_with_its_gradients():
         ext = DeviceSetExtractor(k, f, g, h, masked=True, pooling=pooling)
         head = DeviceHead(k, h, 4, masked=True)
 
-        def loss(actor, value):
-            return head(actor).log_softmax(-1).square().sum() + value.square().sum()
+        def loss(actor, value):  # (called in this iteration only)
+            return head(actor).log_softmax(-1).square().sum() + value.square().sum()  # noqa: B023
 
         enc, pooled, glob, mask = ext._encode(x)
         dense = ext._actor(enc, pooled, mask, glob), ext.rho(torch.cat([pooled, glob], dim=-1))

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 pytest.importorskip("rliable")
-from rliable import metrics  # noqa: E402
+from rliable import metrics
 
-from evaluation import stats  # noqa: E402
+from evaluation import stats
 
 
 def _scores(rng, runs, episodes, cells):

@@ -60,7 +60,8 @@ def _ints(node):
 
 
 def test_no_training_validation_or_results_seed_reaches_the_test_block():
-    sources = [p for d in ("msenv", "baselines", "evaluation", "agents", "experiments", "benchmarks") for p in (ROOT / d).rglob("*.py")]
+    sources = [p for d in ("msenv", "baselines", "evaluation", "agents", "experiments", "benchmarks")
+               for p in (ROOT / d).rglob("*.py")]
     sources += [ROOT / "train.py"]
     found = {}
     for path in sources:

@@ -148,7 +148,8 @@ def test_the_batched_vector_env_equals_single_envs(tmp_path):
 def test_bad_banks_and_settings_are_answered_in_one_line(tmp_path):
     bank = _bank(np.random.default_rng(1), cap=16)
     path = save_bank(tmp_path / "c.npz", bank)
-    with pytest.raises(ValueError, match=r"^config field gamma_max=16 is invalid for trace bank .*c\.npz: its cap is 16"):
+    with pytest.raises(ValueError,
+                       match=r"^config field gamma_max=16 is invalid for trace bank .*c\.npz: its cap is 16"):
         _env(path, gamma_max=16)
     with pytest.raises(ValueError, match=r"trace_source='nowhere' is invalid; allowed: a preset"):
         gym.make(ID, trace_source="nowhere")

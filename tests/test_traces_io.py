@@ -9,8 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from msenv.traces import (TraceBank, load_bank, read_jsonl, read_npz, save_bank, split_indices, write_jsonl,
-                          write_npz)
+from msenv.traces import TraceBank, load_bank, read_jsonl, read_npz, save_bank, split_indices, write_jsonl, write_npz
 from msenv.traces.bank import canonical_sha256
 
 EAGLE = [[1, 5, 4, 3, 2, 1, 3], [2, 1, 1, 16]]

@@ -11,7 +11,7 @@ import pytest
 
 from msenv.traces import PRESETS, PUBLISHED, ModelParams, generate_bank, load_bank, measure, preset_bank
 from msenv.traces.__main__ import main
-from msenv.traces.fit import CommonDraws, RELATIVE, TOLERANCES
+from msenv.traces.fit import RELATIVE, TOLERANCES, CommonDraws
 from msenv.traces.model import FREE_DEPTH
 from msenv.traces.stats import bootstrap
 

@@ -17,14 +17,14 @@ from scipy import stats
 
 pytest.importorskip("stable_baselines3")
 
-from agents import defaults  # noqa: E402
-from agents.defaults import MAIN_JOB, PER_ID, QUICK, ROW_KEYS  # noqa: E402
-from agents.training import SettingError, TrainingConfig  # noqa: E402
-from agents.training.compare import comparison_rows, leaders, leaders_line  # noqa: E402
-from agents.training.options import cli_names  # noqa: E402
-from agents.training.resume import resumed, saved_settings  # noqa: E402
-from evaluation.harness import EpisodeStats  # noqa: E402
-from msenv import ENV_IDS, SystemConfig, env_config, layout_of  # noqa: E402
+from agents import defaults
+from agents.defaults import MAIN_JOB, PER_ID, QUICK, ROW_KEYS
+from agents.training import SettingError, TrainingConfig
+from agents.training.compare import comparison_rows, leaders, leaders_line
+from agents.training.options import cli_names
+from agents.training.resume import resumed, saved_settings
+from evaluation.harness import EpisodeStats
+from msenv import ENV_IDS, SystemConfig, env_config, layout_of
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = {f for f in TrainingConfig.__dataclass_fields__}
@@ -166,7 +166,8 @@ def test_the_committed_yaml_is_the_tables_text_and_says_its_numbers():
             assert hp["policy"] == "MlpPolicy" and hp["normalize"].startswith("dict(norm_obs=True")
             assert hp["policy_kwargs"] == "dict(net_arch=dict(pi=[128, 128], vf=[128, 128]))"
         else:  # the device-set policy on raw observations, with the env's layout
-            assert hp["policy"] == "agents.setpolicy.DeviceSetPolicy" and hp["normalize"].startswith("dict(norm_obs=False")
+            assert hp["policy"] == "agents.setpolicy.DeviceSetPolicy"
+            assert hp["normalize"].startswith("dict(norm_obs=False")
             lay = layout_of(c.env_config)
             assert hp["policy_kwargs"] == f"dict(n_devices={lay.slots}, n_globals={lay.n_globals}, masked={lay.masked})"
         assert hp["callback"] == [{"agents.callbacks.ActionPriorCallback": {"decay": c.action_prior}}]
@@ -199,7 +200,8 @@ def test_an_old_name_reads_the_table_with_a_warning_naming_the_new_path(old):
     import importlib
 
     module, _, name = old.rpartition(".")
-    with pytest.warns(DeprecationWarning, match=rf"^{re.escape(old)} is agents\.defaults\..*removed in msenv 0\.7\)$") as w:
+    said = rf"^{re.escape(old)} is agents\.defaults\..*removed in msenv 0\.7\)$"
+    with pytest.warns(DeprecationWarning, match=said) as w:
         value = getattr(importlib.import_module(module), name)
     assert w[0].filename == __file__
     assert value == (OLD[old] if OLD[old] is not None else OLD["agents.ppo.DEFAULT_PPO"])

@@ -242,7 +242,8 @@ def test_benchmark_cli_refuses_an_agent_for_another_cell_up_front(tmp_path, caps
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["fig7", "--rounds", "1"], "--rounds 1 is invalid (config field episode_length=1 is invalid; allowed: an integer in [2,"),
+    (["fig7", "--rounds", "1"],
+     "--rounds 1 is invalid (config field episode_length=1 is invalid; allowed: an integer in [2,"),
     (["cells", "--rounds", "0"], "--rounds 0 is invalid (config field episode_length=0"),
     (["table", "--drops", "0"], "--drops 0 is invalid; allowed: an integer in 1 … 100,000"),
     (["hetero", "--workers", "-1"], "--workers -1 is invalid; allowed: an integer in 1 … 256"),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from configs import DYNAMIC
 
-import msenv  # noqa: F401
+import msenv
 from msenv import SystemConfig
 from msenv.engine.functional import info_keys
 from msenv.engine.kinds import INFO_KEYS
@@ -69,7 +69,7 @@ def test_same_step_autoreset_final_obs():
     v.reset(seed=1)
     so, _ = single.reset(seed=1)
     a = np.ones((2, 3), int)
-    for t in range(3):
+    for _ in range(3):
         obs, r, term, trunc, info = v.step(a)
         so, sr, _, st, _ = single.step(a[0])
         assert r[0] == sr

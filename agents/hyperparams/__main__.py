@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.check:
         same = PATH.exists() and PATH.read_text() == zoo_yaml()
-        print(f"{PATH}: {'up to date' if same else 'differs from agents/defaults.py: run python -m agents.hyperparams'}")
+        print(f"{PATH}: "
+              f"{'up to date' if same else 'differs from agents/defaults.py: run python -m agents.hyperparams'}")
         return 0 if same else 1
     print(f"wrote {write()}")
     return 0

@@ -20,7 +20,15 @@ from rich.console import Console
 from rich.table import Table
 
 from evaluation.harness import Entry, evaluate
-from evaluation.report import FIGURE_WIDTH_IN, figure_legend, figure_style, save_figure, summarize, write_csv, write_json
+from evaluation.report import (
+    FIGURE_WIDTH_IN,
+    figure_legend,
+    figure_style,
+    save_figure,
+    summarize,
+    write_csv,
+    write_json,
+)
 from msenv.envs.cells import config_label
 
 from ..controller import AgentFactory
@@ -94,7 +102,8 @@ def compare(config: TrainingConfig, run: Run, base: Baselines, trained: Trained)
         agents.append(Entry(f"cloned:{config.bc_init}", AgentFactory(out / "cloned")))
     ppo_results = evaluate(agents, cfg, config.eval_episodes, config.eval_seed, progress=run.progress)
     rows = comparison_rows(ppo_results + base.results)  # greedy-saa, the agents, the other baselines
-    print_table(rows, f"{config_label(cfg)}, {config.eval_episodes} held-out episodes × {cfg.episode_length} rounds (seeds "
+    print_table(rows,
+                f"{config_label(cfg)}, {config.eval_episodes} held-out episodes × {cfg.episode_length} rounds (seeds "
                       f"{config.eval_seed}..), PPO {config.timesteps} steps")
     print(leaders_line(rows), flush=True)
     greedy = next(r for r in rows if r["controller"] == REFERENCE)

@@ -205,7 +205,8 @@ class TrainingConfig:
             except (TypeError, ValueError) as e:
                 raise SettingError(lambda say, e=e: f"{say('bc_init')}: {e}") from None
             if self.frame_stack != 1:
-                raise SettingError(lambda say: f"{say('bc_init')} needs {say('frame_stack')} 1 (got {self.frame_stack})")
+                raise SettingError(lambda say: f"{say('bc_init')} needs {say('frame_stack')} 1 (got "
+                                               f"{self.frame_stack})")
             if self.policy == "budget":
                 raise SettingError(lambda say: f"{say('bc_init')} needs {say('policy')} mlp or set (a controller's "
                                                "draft lengths are not budget actions)")

@@ -28,8 +28,8 @@ from ..defaults import BASELINES, DYNAMIC_BASELINES, MAIN_JOB, QUICK
 from ..envs import REWARDS, VEC_KINDS
 from ..ppo import POLICIES
 from .config import DEFAULT_ENV_ID, TrainingConfig
-from .resume import RESUME_MUTABLE, check_log_dir, resumed
 from .errors import NO_VALUE, SettingMessage
+from .resume import RESUME_MUTABLE, check_log_dir, resumed
 
 #: scenario option (argparse destination) → the config field it sets
 SCENARIO = {"num_devices": "num_devices", "p_ul_dbm": "p_ul_dbm", "p_dl_dbm": "p_dl_dbm", "mode_policy": "mode_policy",
@@ -84,7 +84,8 @@ def add_options(ap: argparse.ArgumentParser) -> None:
                     help="batched: native batched env in-process (fastest); subproc: SubprocVecEnv (spawn)")
     tr.add_argument("--seed", type=int, default=_default("seed"),
                     help="training seed: PPO's, and the root of its envs' seeds (independent SeedSequence children)")
-    tr.add_argument("--learning-rate", type=float, help=f"PPO learning rate (default: the id's, {m['learning_rate']:g})")
+    tr.add_argument("--learning-rate", type=float,
+                    help=f"PPO learning rate (default: the id's, {m['learning_rate']:g})")
     tr.add_argument("--n-steps", type=int, help=f"PPO rollout steps per env (default: the id's, {m['n_steps']})")
     tr.add_argument("--batch-size", type=int, help=f"PPO minibatch (default: the id's, {m['batch_size']})")
     tr.add_argument("--n-epochs", type=int, help=f"PPO epochs over each rollout (default: the id's, {m['n_epochs']})")
@@ -109,7 +110,8 @@ def add_options(ap: argparse.ArgumentParser) -> None:
                     help="the policy's keyword arguments as a JSON object, e.g. '{\"hidden\": 32}' or "
                          "'{\"pooling\": \"meanmax\"}' for the set and budget policies (SB3's policy_kwargs)")
     tr.add_argument("--bc-init", metavar="CONTROLLER",
-                    help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. greedy-saa")
+                    help="start PPO from this controller's decisions (behaviour cloning, agents/bc.py), e.g. "
+                         "greedy-saa")
     tr.add_argument("--bc-episodes", type=int, default=_default("bc_episodes"),
                     help=f"episodes the --bc-init controller plays (default {_default('bc_episodes')})")
     tr.add_argument("--bc-epochs", type=int, default=_default("bc_epochs"),
@@ -135,15 +137,16 @@ def add_options(ap: argparse.ArgumentParser) -> None:
                     help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
     ev.add_argument("--baselines", nargs="+", metavar="NAME",
                     help="the controllers of the held-out comparison, greedy-saa among them (it is the reference); "
-                         "default: %s, plus %s on a single cell with the model §11 dynamics (on a cell generator "
-                         "they are left out: at K = 100 one decision of bayes-saa took 109 s), plus the id's own "
-                         "(local-search on the Hetero ids)" % (" ".join(BASELINES), " ".join(DYNAMIC_BASELINES)))
+                         f"default: {' '.join(BASELINES)}, plus {' '.join(DYNAMIC_BASELINES)} on a single cell with "
+                         "the model §11 dynamics (on a cell generator they are left out: at K = 100 one decision of "
+                         "bayes-saa took 109 s), plus the id's own (local-search on the Hetero ids)")
     ev.add_argument("--workers", type=int, default=_default("workers"),
                     help=f"processes for the baseline evaluation (default {_default('workers')})")
     ev.add_argument("--log-dir",
-                    help="output directory (default runs/ppo-<id without 'msenv/'>[-quick], e.g. runs/ppo-MultiSpin-v0)")
+                    help="output directory (default runs/ppo-<id without 'msenv/'>[-quick], e.g. "
+                         "runs/ppo-MultiSpin-v0)")
     ev.add_argument("--quick", action="store_true",
-                    help="tiny budget for a smoke run (%s)" % ", ".join(f"{k}={v}" for k, v in QUICK.items()))
+                    help=f"tiny budget for a smoke run ({', '.join(f'{k}={v}' for k, v in QUICK.items())})")
     ev.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 

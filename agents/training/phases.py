@@ -20,7 +20,15 @@ from evaluation.report import summarize, write_json
 
 from ..bc import clone, collect
 from ..callbacks import MetricsCallback
-from ..checkpoint import GracefulStop, RunSafetyCallback, StopNow, Stopped, ThreadIOErrors, load_resumable, save_resumable
+from ..checkpoint import (
+    GracefulStop,
+    RunSafetyCallback,
+    StopNow,
+    Stopped,
+    ThreadIOErrors,
+    load_resumable,
+    save_resumable,
+)
 from ..controller import save_agent
 from ..envs import attach_reference, normalize, seed_next_reset, stack_frames, training_env, training_seeds
 from ..ppo import make_ppo
@@ -188,7 +196,7 @@ def _stop_on_io_error(e: OSError, model, checkpoint, run: Run) -> Trained:
         saved = True
     try:
         model.get_env().close()
-    except Exception:  # noqa: BLE001 - already stopping on an error
+    except Exception:  # already stopping on an error
         pass
     return Trained(run.resume_dir, [], 0.0, int(model.num_timesteps), None, io_error=str(e), resumable=saved)
 

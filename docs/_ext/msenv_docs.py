@@ -9,7 +9,6 @@ docs/_ext/msenv_docs.py``) to write them without building the site.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import importlib
 import importlib.util
 import re
@@ -142,8 +141,8 @@ def history_section(env_id: str) -> str:
         return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
                 f"([changelog](../changelog.md)); `{env_id}` is new since msenv {RELEASES[-1]} (unreleased).\n")
     rows = [[f"{added}", f"`{env_id}` added (`-v0`)"]]
-    rows += [[r, "unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
-                 "`tests/test_functional.py`)"] for r in RELEASES[RELEASES.index(added) + 1:]]
+    rows += [[r, ("unchanged: the same seed and actions give the same trajectory (its golden trajectory, "
+                  "`tests/test_functional.py`)")] for r in RELEASES[RELEASES.index(added) + 1:]]
     return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
             "([changelog](../changelog.md)); this one has only ever been `-v0`.\n\n"
             + _table(["msenv", "this id"], rows))
@@ -220,21 +219,23 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     else:
         seen = {"oracle": "the gains the correction will use", "decision": "the gains at decision time (the "
                 "correction uses them evolved over the round's computation time)",
-                "statistical": "only the large-scale gains β"}[cfg.csi]
-        alpha = ("each device's α" if cfg.alpha_observed else
-                 f"its belief about α ({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
+                "statistical": "only the large-scale gains β"}[cfg.dynamics.csi]
+        alpha = ("each device's α" if cfg.dynamics.alpha_observed else
+                 "its belief about α "
+                 f"({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
         knows = (f"A server sees {alpha}, and {seen}. The truth of every round — the true α and the gains the "
                  "correction used — is in `info` (`alpha`, `g_ul_corr`, `g_dl_corr`) for analysis, and in "
                  "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
                  "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
     parts = [
         f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
-        "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
-        f'env = gym.make("{env_id}")  # any config field as a keyword\n'
+        ("## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
+         f'env = gym.make("{env_id}")  # any config field as a keyword\n'
         "# a batched vector env: every env in one array call\n"
-        f'venv = gym.make_vec("{env_id}", num_envs=64,\n                    vectorization_mode="vector_entry_point")\n```\n\n'
+        f'venv = gym.make_vec("{env_id}", num_envs=64,\n'
+        '                    vectorization_mode="vector_entry_point")\n```\n\n'
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers on it: "
-        f"`python -m evaluation.evaluate --env-id {env_id}`.\n",
+        f"`python -m evaluation.evaluate --env-id {env_id}`.\n"),
         "## Configuration\n\n" + (("Fields that differ from the default `SystemConfig()` "
                                    "([configuration reference](configuration.md)):\n\n"
                                    + _table(["field", "this id", "default"], diff)) if diff else
@@ -243,10 +244,10 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({lay.obs_size},))` — {k} device rows of {nf} entries "
         f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + _table(["index", "meaning"], obs_rows),
-        "## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
-        f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
-        "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
-        "Σ time (`info['episode_throughput']`), not the mean reward: a long round weighs more.\n",
+        ("## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
+         f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
+         "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
+         "Σ time (`info['episode_throughput']`), not the mean reward: a long round weighs more.\n"),
         "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
         f"## What a server can know\n\n{knows}\n",
         table_section(env_id),
@@ -260,12 +261,12 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 def cells_page(env_id: str, out: Path = OUT) -> str:
     """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
-    from msenv.engine.cells import K_SCALE
-    from msenv.envs.cells import CELL_FIELDS, CellConfig
     from msenv.config import FIELD_ORDER, SystemConfig, field_docs
+    from msenv.engine.cells import K_SCALE
     from msenv.engine.functional import engine_for
     from msenv.engine.kinds import CELL_INFO
     from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
+    from msenv.envs.cells import CELL_FIELDS, CellConfig
 
     cells = msenv.env_config(env_id)
     base, default = cells.base, SystemConfig()
@@ -277,8 +278,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     nf = device_features(base)
     dev, glob = feature_docs(base)
     dev[DS.speed] = "tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in every cell"
-    obs_rows = ([[f"`{nf + 1}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf + 1}k + {nf}`", "1 for a device, 0 "
-                "for a padded slot (whose row is all zeros)"]]
+    obs_rows = ([[f"`{nf + 1}k + {i}`", d] for i, d in enumerate(dev)]
+                + [[f"`{nf + 1}k + {nf}`", "1 for a device, 0 for a padded slot (whose row is all zeros)"]]
                 + [[f"`{nf + 1}·k_max + {i}`", d] for i, d in enumerate(glob)]
                 + [[f"`{nf + 1}·k_max + {GLOBAL_FEATURES}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
     info_rows = [[f"`{key.name}`", key.doc.replace("[K]", "[k_max]")] for key in engine_for(base).info + CELL_INFO]
@@ -286,30 +287,34 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
         f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
-        "A cell generator: every episode draws a new cell — its number of devices K, its drafting "
-        "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
-        "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
-        "and the vector envs need: `k_max` device slots, the cell's devices first, the rest padding. One "
-        "policy that reads the devices as a set acts in any cell; the committed agent "
-        "`agents/pretrained/cells` was trained here once, on cells of 5 to 200 devices, deciding a "
-        "drafting-time budget per cell and which devices draft (`--policy budget`; "
-        "[results](../results/cells.md)).\n",
-        "## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
-        f'env = gym.make("{env_id}")  # a new cell every episode\n'
+        ("A cell generator: every episode draws a new cell — its number of devices K, its drafting "
+         "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
+         "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
+         "and the vector envs need: `k_max` device slots, the cell's devices first, the rest padding. One "
+         "policy that reads the devices as a set acts in any cell; the committed agent "
+         "`agents/pretrained/cells` was trained here once, on cells of 5 to 200 devices, deciding a "
+         "drafting-time budget per cell and which devices draft (`--policy budget`; "
+         "[results](../results/cells.md)).\n"),
+        ("## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
+         f'env = gym.make("{env_id}")  # a new cell every episode\n'
         "obs, info = env.reset(seed=0)\nprint(info[\"num_devices\"], env.action_space.shape)\n"
         f'big = gym.make("{env_id}", k_range=(200, 200), k_max=200)  # K = 200\n'
-        f'venv = gym.make_vec("{env_id}", num_envs=4,\n                    vectorization_mode="vector_entry_point")\n```\n\n'
-        "The vector env (`msenv.envs.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch padded "
+        f'venv = gym.make_vec("{env_id}", num_envs=4,\n'
+        '                    vectorization_mode="vector_entry_point")\n```\n\n'
+        "The vector env (`msenv.envs.cells_vector.MultiSpinCellsVectorEnv`) holds its copies' cells in one batch "
+        "padded "
         "to k_max and plays every copy's round in one kernel call, each over its own K devices (a padded slot "
         "never drafts nor counts in the verification pass), with the same numbers as Gymnasium's "
         "`SyncVectorEnv` of single envs bit for bit; `autoreset_mode` `\"next_step\"` (default) or "
-        "`\"same_step\"`. Under the model §11 dynamics each copy's round is played by its cell's engine in the same batch; "
+        "`\"same_step\"`. Under the model §11 dynamics each copy's round is played by its cell's engine in the same "
+        "batch; "
         "with a render mode `make_vec` gives "
-        "`msenv.envs.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. A PettingZoo variant: `msenv.envs.marl.MultiSpinCellsParallelEnv` (an episode's agents "
+        "`msenv.envs.cells_vector.MultiSpinCellsSyncVectorEnv`, which steps the copies one after the other. "
+        "A PettingZoo variant: `msenv.envs.marl.MultiSpinCellsParallelEnv` (an episode's agents "
         "are its K devices).\n\n"
         f"Train on it: `python train.py --env-id {env_id}`; compare controllers and the committed agent in a "
         f"cell of 200 devices: `python -m evaluation.evaluate --env-id {env_id} --set k_range=[200,200] k_max=200 "
-        "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n",
+        "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n"),
         "## Configuration\n\nThe generator's fields (`msenv.envs.cells.CellConfig`; keywords of `gym.make`, "
         "`--set` on the command lines; a bad value raises `ValueError` naming it, an unknown name `TypeError`; "
         "`num_devices` is refused: K is drawn):\n\n" + _table(["field", "this id", "default", "meaning"], gen_rows)
@@ -332,10 +337,9 @@ def _render(env_id: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
+    import gymnasium as gym
     import matplotlib.pyplot as plt
     import numpy as np
-
-    import gymnasium as gym
 
     path.parent.mkdir(parents=True, exist_ok=True)
     env = gym.make(env_id, render_mode="rgb_array")
@@ -372,6 +376,7 @@ def configuration_page() -> str:
     import typing
 
     from msenv.config import GROUPS, PRESETS, SystemConfig, config_fields, field_docs
+    from msenv.config.deprecation import REMOVED_IN, SAA_FIELDS
 
     hints = {None: typing.get_type_hints(SystemConfig), **{g: typing.get_type_hints(c) for g, c in GROUPS.items()}}
     docs = field_docs()
@@ -387,16 +392,25 @@ def configuration_page() -> str:
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
     return ("# Configuration reference\n\n`msenv.SystemConfig` is a frozen, validated dataclass; this page is "
-            "generated from it (each meaning is the field's `#:` comment in `msenv/config/groups.py` or `system.py`). Give fields to "
+            "generated from it (each meaning is the field's `#:` comment in `msenv/config/groups.py` or `system.py`). "
+            "Give fields to "
             "`gym.make(id, **fields)`, `SystemConfig(...)`, `cfg.replace(...)`, `--set FIELD=VALUE` on the "
             "command lines (VALUE in JSON), or `env.reset(options={'config': {...}})`. A bad value raises "
             "`ValueError` naming the field, the value and what is allowed; an unknown name raises Python's "
             "`TypeError`. [R] marks a reconstructed choice of the [model](../model.md).\n\n"
             + "Each field belongs to a group of one concern (`cfg.radio`, `cfg.channel`, `cfg.compute`, "
-            "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.saa`; the first three fields are "
+            "`cfg.acceptance`, `cfg.episode`, `cfg.dynamics`, `cfg.traces`; the first three fields are "
             "`SystemConfig`'s own); it is read and set by its flat name all the same (`cfg.p_dl_dbm` is "
-            "`cfg.radio.p_dl_dbm`). One table per group follows.\n"
-            + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets)
+            "`cfg.radio.p_dl_dbm`: the flat names are for users; msenv's own code reads a field through its "
+            "group). One table per group follows.\n"
+            + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets
+            + "\n\n## Deprecated\n\n" + _table(["field", "since 0.6", "removed in"], [
+                [f"`{name}`", (f"`baselines.saa.SAAConfig.{name}`; a controller's `"
+                 f"{'n_samples' if name == 'n_saa' else 'objective'}`"), f"msenv {REMOVED_IN}"]
+                for name in SAA_FIELDS])
+            + "\nThe SAA controllers' settings are theirs (`make_controller('greedy-saa', n_samples=4000)`). "
+            "A config given one with a value other than its default still sets the controllers' defaults, "
+            "with a `DeprecationWarning`, until it is removed.\n")
 
 
 def _api_link(cls) -> str:
@@ -499,8 +513,8 @@ def figure_commits() -> str:
 def baselines_tables_page() -> str:
     import msenv
 
-    parts = ["# Baselines tables\n\nOne table per registered id — the table users of benchmark environments "
-             "ask for (generated from the committed CSVs in `docs/figures/tables/`).\n"]
+    parts = [("# Baselines tables\n\nOne table per registered id — the table users of benchmark environments "
+              "ask for (generated from the committed CSVs in `docs/figures/tables/`).\n")]
     for env_id in msenv.ENV_IDS:
         parts.append(f"## [`{env_id}`]({page_name(env_id)}.md)\n\n" + table_section(env_id, "###"))
     return "\n".join(parts)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import csv
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 try:
@@ -71,7 +71,7 @@ def load_source(path: Path = SOURCE) -> dict[str, dict]:
     return entries
 
 
-@lru_cache(maxsize=None)
+@cache
 def _json(path: str) -> dict:
     p = ROOT / path
     if not p.is_file():
@@ -79,7 +79,7 @@ def _json(path: str) -> dict:
     return json.loads(p.read_text())
 
 
-@lru_cache(maxsize=None)
+@cache
 def _csv(path: str) -> tuple[dict, ...]:
     p = ROOT / path
     if not p.is_file():
@@ -183,7 +183,8 @@ def dated(role: str, arg: str, entries: dict[str, dict]) -> dict[str, str]:
         doc = _json(path)
         return {"what": f"{method} on {suite}: IQM of {kind} relative to the reference [95% CI], from `{path}`",
                 "date": file_date(path), "version": doc.get("msenv_version", ""),
-                "command": re.sub(r"^python -m baselines\.benchmark", "python -m evaluation.benchmark", doc.get("command") or "")}
+                "command": re.sub(r"^python -m baselines\.benchmark", "python -m evaluation.benchmark",
+                                  doc.get("command") or "")}
     folder = arg.split()[0]
     path = f"docs/figures/{folder}/cells.csv"
     return {"what": f"the sweep's row {' '.join(arg.split()[1:])}: throughput relative to the greedy ± 95% CI / "
@@ -272,7 +273,8 @@ def sweep_table(files: list[str], cell: str, rows: list[tuple[str, str]], refere
                 line.append(_decision(float(ms)) if ms else "—")
             elif r is None or r["rel_throughput"] in ("", None):
                 line.append("—")
-            elif float(r["rel_throughput"]) == 1.0 and float(r["rel_throughput_ci95"]) == 0.0 and controller == rows[0][0]:
+            elif (float(r["rel_throughput"]) == 1.0 and float(r["rel_throughput_ci95"]) == 0.0
+                  and controller == rows[0][0]):
                 line.append(f"{float(r['throughput']):.1f}")
             else:
                 rt = float(r["rel_realtime"])
@@ -351,12 +353,12 @@ def unknown_roles(text: str, entries: dict[str, dict]) -> list[str]:
 # ---------------------------------------------------------------------- the generated page
 def figures_page(entries: dict[str, dict]) -> str:
     lines = ["# Figures and their sources", "",
-             "Every measured figure that README or more than one page prints, written once in "
-             "`docs/figures.toml` (or read from the committed result file named here at every build), "
-             "with the command that measured it, the release it was measured for and the machine it "
-             "depends on. Pages print these values; `tests/test_figures.py` fails when README or a page "
-             "prints one that differs. Figures of the benchmark suites and of the sweep are read from "
-             "their result files (the leaderboard, `docs/figures/cells/`).", ""]
+             ("Every measured figure that README or more than one page prints, written once in "
+              "`docs/figures.toml` (or read from the committed result file named here at every build), "
+              "with the command that measured it, the release it was measured for and the machine it "
+              "depends on. Pages print these values; `tests/test_figures.py` fails when README or a page "
+              "prints one that differs. Figures of the benchmark suites and of the sweep are read from "
+              "their result files (the leaderboard, `docs/figures/cells/`)."), ""]
     for name, e in entries.items():
         p = provenance(name, e)
         lines += [f"## {name}", "", f"**{value(name, e)}** — {p['what']}", ""]  # plain text: the TOC wraps it

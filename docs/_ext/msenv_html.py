@@ -16,8 +16,8 @@ import re
 
 #: the shell languages whose blocks wrap between words (``text``, program output, scrolls instead)
 SHELL = ("bash", "sh", "console", "shell")
-_BLOCK = re.compile(r'(<div class="highlight-(?:%s)\b[^"]*"><div class="highlight"><pre>)(.*?)(</pre>)'
-                    % "|".join(SHELL), re.S)
+_BLOCK = re.compile(rf'(<div class="highlight-(?:{"|".join(SHELL)})\b[^"]*"><div class="highlight"><pre>)(.*?)(</pre>)',
+                    re.S)
 _TAG_OR_TEXT = re.compile(r"(<[^>]+>)|([^<]+)")
 _WORD = re.compile(r"[^\s]+")
 

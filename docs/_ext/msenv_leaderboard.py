@@ -66,19 +66,20 @@ The check recomputes the scores from the episodes, every aggregate and interval 
 and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
 changed since it was measured.
 
-"""
+"""  # noqa: E501 (a command to copy, whole)
 
 
 def _on_builder_inited(app) -> None:
     root = str(DOCS.parent)
     if root not in sys.path:
         sys.path.insert(0, root)
-    from evaluation.leaderboard import load_results, markdown
-
     from plain_math import markdown_math
 
+    from evaluation.leaderboard import load_results, markdown
+
     OUT.parent.mkdir(exist_ok=True)
-    page = HEADER + markdown_math(markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard"))
+    page = HEADER + markdown_math(markdown(load_results(DOCS / "leaderboard", root=DOCS.parent),
+                                           figures="../leaderboard"))
     if not OUT.exists() or OUT.read_text() != page:
         OUT.write_text(page)
 

@@ -1,7 +1,7 @@
 """The tables of the traces results page (model §12), rendered from the CSVs the experiments wrote
 (``docs/figures/traces_*.csv``, one source) into ``docs/generated/traces-*.inc`` when the build
-starts (not a page of their own); ``docs/results/traces.md`` includes them. A CSV not written yet renders as one line saying
-which command writes it."""
+starts (not a page of their own); ``docs/results/traces.md`` includes them. A CSV not written yet
+renders as one line saying which command writes it."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ def _read(name: str) -> list[dict] | None:
 
 
 #: the statistics' labels as the page shows them (formulas in MathJax)
-LABELS = {"α_0": "$\\alpha_0$", "α_1": "$\\alpha_1$", "α_5": "$\\alpha_5$", "request α_0 median": "request $\\alpha_0$, median"}
+LABELS = {"α_0": "$\\alpha_0$", "α_1": "$\\alpha_1$", "α_5": "$\\alpha_5$",
+          "request α_0 median": "request $\\alpha_0$, median"}
 
 
 def _label(stat: str) -> str:
@@ -76,8 +77,9 @@ def misprediction(rows: list[dict]) -> str:
 def headroom(rows: list[dict]) -> str:
     """Each rule relative to the best fixed draft length, per preset, and its share of the
     clairvoyant's gain."""
-    body = [[f"`{r['preset']}`", f"`{r['controller']}`", f"{float(r['ratio_vs_best_fixed']):.3f} ± "
-             f"{float(r['ratio_ci95']):.3f}", f"{float(r['share_of_clairvoyant_gain']):+.2f}"] for r in rows]
+    body = [[f"`{r['preset']}`", f"`{r['controller']}`",
+             f"{float(r['ratio_vs_best_fixed']):.3f} ± {float(r['ratio_ci95']):.3f}",
+             f"{float(r['share_of_clairvoyant_gain']):+.2f}"] for r in rows]
     return _table(["preset", "controller", "throughput / best fixed (95 % CI)", "share of the clairvoyant's gain"],
                   body)
 

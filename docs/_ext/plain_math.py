@@ -19,11 +19,11 @@ GREEK = {"α": r"\alpha", "β": r"\beta", "γ": r"\gamma", "δ": r"\delta", "ε"
          "λ": r"\lambda", "μ": r"\mu", "ν": r"\nu", "π": r"\pi", "ρ": r"\rho", "σ": r"\sigma", "τ": r"\tau",
          "φ": r"\varphi", "ω": r"\omega", "Δ": r"\Delta", "Γ": r"\Gamma", "Φ": r"\Phi", "Ω": r"\Omega",
          "θ": r"\theta", "η": r"\eta", "ξ": r"\xi", "χ": r"\chi", "ψ": r"\psi", "ζ": r"\zeta"}
-SYMBOLS = {"²": "^2", "³": "^3", "Σ": r"\sum ", "Π": r"\prod ", "·": r"\cdot ", "×": r"\times ", "−": "-", "≤": r"\le ", "≥": r"\ge ",
-           "≡": r"\equiv ", "≈": r"\approx ", "∈": r"\in ", "⌈": r"\lceil ", "⌉": r"\rceil ", "⌊": r"\lfloor ",
-           "⌋": r"\rfloor ", "…": r"\dots ", "→": r"\to ", "~": r"\sim ", "±": r"\pm ", "∝": r"\propto ",
-           "√": r"\sqrt ", "∞": r"\infty ", "½": r"\tfrac12 ", "%": r"\%", "#": r"\#", "&": r"\&",
-           "{": r"\{", "}": r"\}", "∣": r"\mid "}
+SYMBOLS = {"²": "^2", "³": "^3", "Σ": r"\sum ", "Π": r"\prod ", "·": r"\cdot ", "×": r"\times ", "−": "-",
+           "≤": r"\le ", "≥": r"\ge ", "≡": r"\equiv ", "≈": r"\approx ", "∈": r"\in ", "⌈": r"\lceil ",
+           "⌉": r"\rceil ", "⌊": r"\lfloor ", "⌋": r"\rfloor ", "…": r"\dots ", "→": r"\to ", "~": r"\sim ",
+           "±": r"\pm ", "∝": r"\propto ", "√": r"\sqrt ", "∞": r"\infty ", "½": r"\tfrac12 ", "%": r"\%", "#": r"\#",
+           "&": r"\&", "{": r"\{", "}": r"\}", "∣": r"\mid "}
 FUNCTIONS = {"tanh": r"\tanh", "exp": r"\exp", "log": r"\log", "ln": r"\ln", "min": r"\min", "max": r"\max",
              "sin": r"\sin", "cos": r"\cos", "log2": r"\log_2", "log10": r"\log_{10}", "J0": "J_0"}
 #: short words that belong to a formula around them (units, bounds), not to the prose
@@ -311,6 +311,7 @@ def markdown_math(md: str) -> str:
         if k % 2:
             out.append(piece)
         else:
-            out.append("\n".join(text_math(line) if not (line.startswith(("```", ":::")) or re.fullmatch(r"\(\S+\)=", line)) else line
-                                 for line in piece.split("\n")))
+            out.append("\n".join(text_math(line)
+                                  if not (line.startswith(("```", ":::")) or re.fullmatch(r"\(\S+\)=", line)) else line
+                                  for line in piece.split("\n")))
     return "".join(out)

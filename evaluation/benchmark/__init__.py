@@ -12,12 +12,36 @@
 The names of each are importable from here (``from evaluation.benchmark import run_benchmark``).
 """
 
-from .check import (AGGREGATE_RTOL, CLOCK_FIELDS, COMMANDS, MAX_RUNS, check_result, replay_problems, replayable,
-                    reproducing_command, result_problems, row_problems)
+from .check import (
+    AGGREGATE_RTOL,
+    CLOCK_FIELDS,
+    COMMANDS,
+    MAX_RUNS,
+    check_result,
+    replay_problems,
+    replayable,
+    reproducing_command,
+    result_problems,
+    row_problems,
+)
 from .cli import DEFAULT_OUT, MAX_REPLAY, MAX_WORKERS, build_parser, check_command, main, plot_command
 from .plot import LEGACY_PLOTTED, PLOTTED, plot
-from .run import (COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT, Method, agent_method, check_methods, controller_methods,
-                  describe_method, is_timed, machine, play_suite, run_benchmark, score_result)
+from .run import (
+    COMMAND,
+    FORMAT_VERSION,
+    LABEL,
+    RESULT_FORMAT,
+    Method,
+    agent_method,
+    check_methods,
+    controller_methods,
+    describe_method,
+    is_timed,
+    machine,
+    play_suite,
+    run_benchmark,
+    score_result,
+)
 from .score import SCORES, aggregates, format_summary, rivals_of, score_matrices, summary_rows
 
 __all__ = [

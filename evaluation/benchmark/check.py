@@ -7,7 +7,6 @@ episodes, bit for bit (:func:`replay_problems`). Every problem is one line."""
 from __future__ import annotations
 
 import re
-
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -56,11 +55,13 @@ def _structure(result: Any) -> Suite:
         if info.get("kind") not in ("controller", "agent"):
             raise ValueError(f"method {m!r}: kind={info.get('kind')!r} is invalid; allowed: 'controller', 'agent'")
         sources = info.get("sources")
-        if not isinstance(sources, list) or len(sources) != info["runs"] or not all(isinstance(s, str) for s in sources):
+        if (not isinstance(sources, list) or len(sources) != info["runs"]
+                or not all(isinstance(s, str) for s in sources)):
             raise ValueError(f"method {m!r}: sources must be a list of {info['runs']} paths or names, one per run")
         for i, rec in enumerate(info.get("agents", []) if info["kind"] == "agent" else []):
             tr = rec.get("training") if isinstance(rec, dict) else "?"
-            if not isinstance(rec, dict) or not isinstance(rec.get("path"), str) or not isinstance(rec.get("files"), dict):
+            if (not isinstance(rec, dict) or not isinstance(rec.get("path"), str)
+                    or not isinstance(rec.get("files"), dict)):
                 raise ValueError(f"method {m!r}: agent record {i} must hold its path and its files' hashes")
             if tr is not None and (not isinstance(tr, dict) or isinstance(tr.get("timesteps"), bool)
                                    or not isinstance(tr.get("timesteps"), int)
@@ -108,7 +109,8 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
     out = []
     for s in [*SCORES, *(o for o in OPTIONAL_SCORES if o in result.get("scores", {}))]:
         for m, info in result["methods"].items():
-            shape = (info["runs"] * suite.episodes, len(suite.cells)) if legacy else (info["runs"], suite.episodes, len(suite.cells))
+            shape = ((info["runs"] * suite.episodes, len(suite.cells)) if legacy
+                     else (info["runs"], suite.episodes, len(suite.cells)))
             try:
                 a = np.asarray(result["scores"][s].get(m, []), dtype=float)
             except (ValueError, TypeError, AttributeError):
@@ -134,7 +136,8 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
             for m, a in per.items():
                 pts, agg = stats.point(a), result["aggregates"][s].get(m, {})
                 old = {"iqm": "iqm", "mean": "mean", "shortfall": "optimality_gap"}
-                if not all(np.isclose(pts[k], (agg.get(o) or [np.nan])[0], rtol=AGGREGATE_RTOL) for k, o in old.items()):
+                if not all(np.isclose(pts[k], (agg.get(o) or [np.nan])[0], rtol=AGGREGATE_RTOL)
+                           for k, o in old.items()):
                     out.append(f"method {m!r}: {s} aggregates do not follow from the scores")
             continue
         kinds = {m: info.get("kind") for m, info in result["methods"].items()}
@@ -147,7 +150,8 @@ def result_problems(result: Any, recompute: bool = True) -> list[str]:
             stored = result["aggregates"][s].get(m)
             for k, v in agg.items():
                 got = (stored or {}).get(k)
-                if not (isinstance(got, list) and len(got) == 3 and np.allclose(got, v, rtol=AGGREGATE_RTOL, atol=1e-12)):
+                if not (isinstance(got, list) and len(got) == 3
+                        and np.allclose(got, v, rtol=AGGREGATE_RTOL, atol=1e-12)):
                     out.append(f"method {m!r}: {s} {k} is {got}, the scores give {[round(x, 6) for x in v]}")
     return out
 

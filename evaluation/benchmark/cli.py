@@ -69,9 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                     help="run episodes as Ray tasks: a local Ray instance, or the cluster at ADDRESS")
-    ap.add_argument("--out", default=None, help=f"folder of <suite>.json/.csv/.png (default {DEFAULT_OUT}); with --plot: "
+    ap.add_argument("--out", default=None,
+                    help=f"folder of <suite>.json/.csv/.png (default {DEFAULT_OUT}); with --plot: "
                     "the folder of the PNG (default: beside FILE)")
-    ap.add_argument("--check", metavar="FILE", help="recompute a result file's scores, aggregates and intervals, replay "
+    ap.add_argument("--check", metavar="FILE",
+                    help="recompute a result file's scores, aggregates and intervals, replay "
                     "a sample of its episodes, and exit (1 with one line per mismatch)")
     ap.add_argument("--plot", metavar="FILE", help="redraw a result file's figure (<FILE stem>.png) from its stored "
                     "scores and aggregates, and exit; no episode is played")
@@ -187,7 +189,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
         plot(result, out / f"{suite.name}.png")
     except OSError as e:
         where = f" {e.filename}" if e.filename else ""
-        ap.exit(74, f"{ap.prog}: error: could not write{where}: {e.strerror or e} (files already there are unchanged)\n")
+        ap.exit(74,
+                f"{ap.prog}: error: could not write{where}: {e.strerror or e} (files already there are unchanged)\n")
     print(f"wrote {out / suite.name}.json, .csv, .png")
     return result
 

@@ -76,7 +76,8 @@ def agent_method(spec: Sequence[str], taken: Sequence[str] = ()) -> Method:
     where = [Path(d).resolve() for d in dirs]
     twice = [d for i, d in enumerate(dirs) if where[i] in where[:i]]
     if twice:
-        raise ValueError(f"--agent {' '.join(spec)}: {twice[0]} is given twice; allowed: one directory per training seed")
+        raise ValueError(f"--agent {' '.join(spec)}: {twice[0]} is given twice; allowed: one directory per training "
+                         "seed")
     entries = []
     for i, d in enumerate(dirs):
         check_agent_dir(d)
@@ -193,4 +194,5 @@ def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, A
 
 
 __all__ = ["COMMAND", "FORMAT_VERSION", "LABEL", "Method", "RESULT_FORMAT", "agent_method", "check_methods",
-           "controller_methods", "describe_method", "is_timed", "machine", "play_suite", "run_benchmark", "score_result"]
+           "controller_methods", "describe_method", "is_timed", "machine", "play_suite", "run_benchmark",
+           "score_result"]

@@ -79,15 +79,16 @@ def format_summary(result: dict[str, Any]) -> str:
     """The plain-text table a run prints: per method its runs, IQM, P(> best rival), real-time IQM
     (each with its 95% interval) and mean decision time."""
     rivals = result.get("statistics", {}).get("rivals", {}).get("throughput", {})
-    lines = [f"{result['suite']['name']}: scores relative to {result['suite']['reference']}; best rival "
-             f"{rivals.get('best_rival', '?')} (95% two-way bootstrap CIs over runs and episodes)",
+    lines = [(f"{result['suite']['name']}: scores relative to {result['suite']['reference']}; best rival "
+              f"{rivals.get('best_rival', '?')} (95% two-way bootstrap CIs over runs and episodes)"),
              f"{'method':<22}{'runs':>5}  {'IQM':<22}{'P(> best rival)':<22}{'real-time IQM':<22}{'decide ms':>10}"]
     for r in summary_rows(result):
-        def ci(k):
-            return f"{r[k]:.3f} [{r[k + '_lo']:.3f}, {r[k + '_hi']:.3f}]" if k in r else "—"
+        def ci(k):  # (called in this iteration only)
+            return f"{r[k]:.3f} [{r[k + '_lo']:.3f}, {r[k + '_hi']:.3f}]" if k in r else "—"  # noqa: B023
         lines.append(f"{r['method']:<22}{r['runs']:>5}  {ci('throughput_iqm'):<22}"
                      f"{ci('throughput_p_improvement_over_best_rival'):<22}{ci('realtime_iqm'):<22}{r['decision_ms']:>10.3f}")
     return "\n".join(lines)
 
 
-__all__ = ["OPTIONAL_SCORES", "SCORES", "aggregates", "scores_of", "format_summary", "rivals_of", "score_matrices", "summary_rows"]
+__all__ = ["OPTIONAL_SCORES", "SCORES", "aggregates", "scores_of", "format_summary", "rivals_of", "score_matrices",
+           "summary_rows"]

@@ -87,7 +87,8 @@ def _cells_table(suite) -> list[str]:
     lines = ["| cell | id | overrides | episodes × rounds | test seeds |", "|---|---|---|---|---|"]
     for c in suite.cells:
         over = ", ".join(f"`{k}={json.dumps(v)}`" for k, v in c.overrides.items()) or "—"
-        lines.append(f"| {c.name} | `{c.env_id}` | {over} | {c.episodes} × {c.rounds} | {c.seed} … {c.seed + c.episodes - 1} |")
+        lines.append(f"| {c.name} | `{c.env_id}` | {over} | {c.episodes} × {c.rounds} | {c.seed} … "
+                     f"{c.seed + c.episodes - 1} |")
     return lines
 
 
@@ -115,8 +116,8 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
             for r in summary_rows(doc):
                 rows.append((r, path, doc))
         rows.sort(key=lambda t: -t[0]["throughput_iqm"])
-        more = ["", "Each method's kind and training, its shortfall below the reference (the mean of "
-                "max(0, 1 − score)) and its probability of beating the reference:", "",
+        more = ["", ("Each method's kind and training, its shortfall below the reference (the mean of "
+                     "max(0, 1 − score)) and its probability of beating the reference:"), "",
                 "| method | kind | training | measured | shortfall | P(> reference) |", "|---|---|---|---|---|---|"]
         for r, path, doc in rows:
             info = doc["methods"][r["method"]]
@@ -143,8 +144,8 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
                       + (" (dirty)" if doc.get("code", {}).get("dirty") else "") + "."
                       + (f" {_text(doc['note'])}" if doc.get("note") else ""), ""]
             if figures:
-                parts += [f"[![{name} aggregates and performance profile]({figures}/{path.stem}.png)]"
-                          f"({figures}/{path.stem}.png)", ""]
+                parts += [(f"[![{name} aggregates and performance profile]({figures}/{path.stem}.png)]"
+                           f"({figures}/{path.stem}.png)"), ""]
     return "\n".join(parts)
 
 

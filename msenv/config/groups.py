@@ -13,7 +13,6 @@ MODE_POLICIES = ("optimal", "all_ul", "all_dl", "random")
 FADING_MODELS = ("independent", "reciprocal")
 FADING_REDRAW = ("round", "episode")
 VERIFY_BATCH = ("all", "drafting")
-SAA_OBJECTIVES = ("ratio", "mean_of_ratios")
 CHANNEL_DYNAMICS = ("iid", "gauss_markov")
 CSI_MODES = ("oracle", "decision", "statistical")
 ALPHA_DYNAMICS = ("fixed", "request", "markov")
@@ -259,26 +258,10 @@ class TraceConfig:
             check_int(self, "trace_drop_limit", 2, 10**9)
 
 
-@dataclass(frozen=True)
-class SAAConfig:
-    """The SAA controllers' defaults (:mod:`baselines.saa`, the greedy and exact SAA baselines);
-    no environment reads them."""
-
-    #: N_SAA, the sampled outcomes the SAA controllers average over per decision
-    n_saa: int = 1000
-    #: [R] the SAA controllers' objective: "ratio" (Σ E[N] / (T_cmp + E[T_com]), the paper's
-    #: long-run throughput) or "mean_of_ratios" (E[Σ N / T], the expected reward)
-    saa_objective: str = "ratio"
-
-    def __post_init__(self) -> None:
-        check_int(self, "n_saa", 1, 10**7)
-        check_choice(self, "saa_objective", SAA_OBJECTIVES)
-
-
 #: SystemConfig's groups: attribute → class, in declaration order
 GROUPS: dict[str, type] = {
     "radio": RadioConfig, "channel": ChannelConfig, "compute": ComputeConfig, "acceptance": AcceptanceConfig,
-    "episode": EpisodeConfig, "dynamics": DynamicsConfig, "traces": TraceConfig, "saa": SAAConfig,
+    "episode": EpisodeConfig, "dynamics": DynamicsConfig, "traces": TraceConfig,
 }
 #: each grouped field's group
 GROUP_OF: dict[str, str] = {f.name: g for g, cls in GROUPS.items() for f in dataclasses.fields(cls)}

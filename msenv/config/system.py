@@ -5,12 +5,15 @@ Each field's meaning is its ``#:`` comment below (:func:`field_docs` reads them 
 marked [R] select a reconstructed choice of the model. The concerns are :class:`RadioConfig` (the
 link a correction crosses), :class:`ChannelConfig` (geometry and fading), :class:`ComputeConfig`
 (drafting and verification times), :class:`AcceptanceConfig` (tasks and α), :class:`EpisodeConfig`
-(length and reward), :class:`DynamicsConfig` (model §11) and :class:`SAAConfig` (the SAA
-controllers' defaults, which no environment reads). Every field keeps its flat name:
-``SystemConfig(p_dl_dbm=20)``, ``cfg.p_dl_dbm``, ``cfg.replace(p_dl_dbm=20)``, ``--set p_dl_dbm=20``
-and ``gym.make(id, p_dl_dbm=20)`` all work, and :meth:`SystemConfig.to_dict` is the flat dict of
-0.5. :func:`preset` gives the two model pairs; a bad value raises ``ValueError`` naming the field,
-the value and what is allowed, an unknown field Python's ``TypeError``.
+(length and reward), :class:`DynamicsConfig` (model §11) and :class:`TraceConfig` (model §12).
+Every field keeps its flat name for users: ``SystemConfig(p_dl_dbm=20)``, ``cfg.p_dl_dbm``,
+``cfg.replace(p_dl_dbm=20)``, ``--set p_dl_dbm=20`` and ``gym.make(id, p_dl_dbm=20)`` all work, and
+:meth:`SystemConfig.to_dict` is the flat dict of 0.5 (msenv's own code reads a field through its
+group: ``cfg.radio.p_dl_dbm``). The SAA controllers' settings ``n_saa`` and ``saa_objective`` are
+the controllers' own since 0.6 (``baselines.saa.SAAConfig``): a config still takes them, with a
+``DeprecationWarning``, until msenv 0.7 (:mod:`~msenv.config.deprecation`). :func:`preset` gives
+the two model pairs; a bad value raises ``ValueError`` naming the field, the value and what is
+allowed, an unknown field Python's ``TypeError``.
 """
 
 from __future__ import annotations
@@ -22,12 +25,22 @@ import operator
 from dataclasses import dataclass
 from typing import Any
 
-from .groups import (ALPHA_BELIEFS, ALPHA_DYNAMICS, CHANNEL_DYNAMICS, CSI_MODES, FADING_MODELS, FADING_REDRAW,
-                     GROUP_OF, GROUPS, MODE_POLICIES, SAA_OBJECTIVES, SPEED_OF_LIGHT, TASKS, VERIFY_BATCH,
-                     AcceptanceConfig, ChannelConfig, ComputeConfig, DynamicsConfig, EpisodeConfig, RadioConfig,
-                     SAAConfig, TraceConfig, dbm_to_watt)
+from .deprecation import SAA_FIELDS, check_saa_settings, warn_saa
+from .groups import (
+    GROUP_OF,
+    GROUPS,
+    MODE_POLICIES,
+    TASKS,
+    AcceptanceConfig,
+    ChannelConfig,
+    ComputeConfig,
+    DynamicsConfig,
+    EpisodeConfig,
+    RadioConfig,
+    TraceConfig,
+    dbm_to_watt,
+)
 from .validation import check_int, check_numbers, fail
-
 
 #: the fields SystemConfig holds itself (the others are its groups')
 TOP_FIELDS = ("preset", "num_devices", "gamma_max")
@@ -66,21 +79,28 @@ class SystemConfig:
     dynamics: DynamicsConfig = DynamicsConfig()
     #: acceptance from traces, model §12 (:class:`TraceConfig`)
     traces: TraceConfig = TraceConfig()
-    #: the SAA controllers' defaults (:class:`SAAConfig`)
-    saa: SAAConfig = SAAConfig()
+    #: deprecated until msenv 0.7: the SAA controllers' settings this config was given by their old
+    #: flat names ``n_saa`` / ``saa_objective`` (those that differ from the default), as sorted
+    #: (name, value) pairs; they are ``baselines.saa.SAAConfig``'s since msenv 0.6
+    saa_settings: tuple[tuple[str, Any], ...] = ()
 
     def __init__(self, preset: str = "qwen2.5", num_devices: int = 20, gamma_max: int = 20, *,
                  radio: RadioConfig | None = None, channel: ChannelConfig | None = None,
                  compute: ComputeConfig | None = None, acceptance: AcceptanceConfig | None = None,
                  episode: EpisodeConfig | None = None, dynamics: DynamicsConfig | None = None,
-                 traces: TraceConfig | None = None, saa: SAAConfig | None = None, **fields: Any) -> None:
+                 traces: TraceConfig | None = None, saa_settings: tuple[tuple[str, Any], ...] = (),
+                 **fields: Any) -> None:
         check_fields("SystemConfig.__init__()", fields)
         given = dict(radio=radio, channel=channel, compute=compute, acceptance=acceptance, episode=episode,
-                     dynamics=dynamics, traces=traces, saa=saa)
+                     dynamics=dynamics, traces=traces)
         set_ = object.__setattr__
         set_(self, "preset", preset)
         set_(self, "num_devices", num_devices)
         set_(self, "gamma_max", gamma_max)
+        old = {k: fields.pop(k) for k in list(fields) if k in SAA_FIELDS}
+        set_(self, "saa_settings", check_saa_settings({**dict(saa_settings), **old}))
+        if any(v != SAA_FIELDS[k] for k, v in old.items()):
+            warn_saa([k for k, v in old.items() if v != SAA_FIELDS[k]])
         for name, cls in GROUPS.items():
             group = given[name]
             if group is None:
@@ -137,6 +157,18 @@ class SystemConfig:
     def ref_gain(self) -> float:
         return 10.0 ** (self.ref_gain_db / 10.0)
 
+    @property
+    def n_saa(self) -> int:
+        """Deprecated (``baselines.saa.SAAConfig.n_saa``, removed in msenv 0.7): the N_SAA this config
+        was given, else the default."""
+        return dict(self.saa_settings).get("n_saa", SAA_FIELDS["n_saa"])
+
+    @property
+    def saa_objective(self) -> str:
+        """Deprecated (``baselines.saa.SAAConfig.saa_objective``, removed in msenv 0.7): the SAA
+        objective this config was given, else the default."""
+        return dict(self.saa_settings).get("saa_objective", SAA_FIELDS["saa_objective"])
+
     @functools.cached_property
     def alpha_hidden(self) -> bool:
         """True when the controller sees a posterior instead of α (model §11)."""
@@ -175,7 +207,7 @@ class SystemConfig:
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "radio" not in state:  # a config pickled by 0.5 (one flat dataclass)
             state = SystemConfig(**{k: v for k, v in state.items() if k in FIELD_NAMES}).__dict__
-        state = {**{name: _DEFAULTS[name] for name in GROUPS}, **state}  # a group added since: its defaults
+        state = {**{name: _DEFAULTS[name] for name in GROUPS}, "saa_settings": (), **state}  # added since: defaults
         self.__dict__.update(state)
 
     # ------------------------------------------------------------------ helpers
@@ -190,8 +222,9 @@ class SystemConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field by its flat name, in declaration order (the format of 0.5's saved configs)."""
-        return {name: getattr(self, name) for name in FIELD_ORDER}
+        """Every field by its flat name, in declaration order, then the deprecated ``n_saa`` and
+        ``saa_objective`` (until msenv 0.7): the format of 0.5's saved configs."""
+        return {name: getattr(self, name) for name in (*FIELD_ORDER, *SAA_FIELDS)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SystemConfig:
@@ -202,8 +235,9 @@ class SystemConfig:
 _DEFAULTS = {name: cls() for name, cls in GROUPS.items()}
 #: every field's flat name, in declaration order: SystemConfig's own, then each group's
 FIELD_ORDER: tuple[str, ...] = TOP_FIELDS + tuple(GROUP_OF)
-#: the flat field names (what ``--set``, ``gym.make`` and :meth:`SystemConfig.replace` take)
-FIELD_NAMES = frozenset(FIELD_ORDER)
+#: the flat field names (what ``--set``, ``gym.make`` and :meth:`SystemConfig.replace` take; the
+#: deprecated ``n_saa`` and ``saa_objective`` too, until msenv 0.7)
+FIELD_NAMES = frozenset(FIELD_ORDER) | frozenset(SAA_FIELDS)
 for _name, _group in GROUP_OF.items():  # cfg.p_dl_dbm reads cfg.radio.p_dl_dbm
     setattr(SystemConfig, _name, property(operator.attrgetter(f"{_group}.{_name}"),
                                           doc=f"``{_group}.{_name}`` (:class:`{GROUPS[_group].__name__}`)"))
@@ -353,7 +387,7 @@ __all__ = [
     "AcceptanceConfig",
     "EpisodeConfig",
     "DynamicsConfig",
-    "SAAConfig",
+    "TraceConfig",
     "GROUPS",
     "config_fields",
     "PRESETS",

@@ -97,7 +97,7 @@ class CellRows:
         return out
 
     def _pad(self, obs: np.ndarray, cell: SystemConfig, layout: Layout, t_draft: np.ndarray) -> np.ndarray:
-        return pad_observation(obs, layout, t_draft, cell.t_draft_ref_s, self.slots)
+        return pad_observation(obs, layout, t_draft, cell.compute.t_draft_ref_s, self.slots)
 
 
 class PaddedPaperRows(CellRows):

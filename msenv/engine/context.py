@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..model import acceptance, channel
 from ..config.system import SystemConfig
+from ..model import acceptance, channel
 from .state import State
 
 
@@ -77,7 +77,7 @@ class RoundContext:
         """True when the context fixes the correction-time gains for every T_cmp: i.i.d. block
         fading seen exactly, or Gauss–Markov with the innovations (oracle CSI); False under
         statistical CSI (only β shown) and Gauss–Markov decision-time CSI."""
-        if not self.oracle and self.config.csi == "statistical":
+        if not self.oracle and self.config.dynamics.csi == "statistical":
             return False
         return not self.gains_move or self.w_ul is not None
 
@@ -89,7 +89,7 @@ class RoundContext:
         t = np.asarray(t_cmp, dtype=float)[..., None]
         rho = channel.jakes_correlation(self.doppler_hz, t)
         g_ul = channel.power_gain(channel.evolve_gain(self.h_ul, rho, self.w_ul), self.beta)
-        if self.config.fading == "reciprocal":
+        if self.config.channel.fading == "reciprocal":
             return g_ul, g_ul
         return g_ul, channel.power_gain(channel.evolve_gain(self.h_dl, rho, self.w_dl), self.beta)
 
@@ -100,7 +100,8 @@ class RoundContext:
 ORACLE_MODES = (False, True, "alpha", "csi")
 
 
-def paper_context(state: State, cfg: SystemConfig, index: int | None = None, oracle: bool | str = False) -> RoundContext:
+def paper_context(state: State, cfg: SystemConfig, index: int | None = None,
+                  oracle: bool | str = False) -> RoundContext:
     """The paper scenario's round context of row ``index`` (arrays [K]) or of the whole batch
     (``None``): what the server sees is the truth, so ``oracle`` changes nothing."""
     i = slice(None) if index is None else index
@@ -121,14 +122,14 @@ def dynamic_context(state: State, cfg: SystemConfig, index: int | None = None,
     p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
     p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
     know_alpha, know_csi = oracle in (True, "alpha"), oracle in (True, "csi")
-    gm = cfg.channel_dynamics == "gauss_markov"
-    show_csi = know_csi or cfg.csi != "statistical"
+    gm = cfg.dynamics.channel_dynamics == "gauss_markov"
+    show_csi = know_csi or cfg.dynamics.csi != "statistical"
     beta = state.beta[i]
     g_ul, g_dl = (state.g_ul[i], state.g_dl[i]) if show_csi else (beta, beta)
     extra = dict(beta=beta, doppler_hz=state.doppler[i] if gm else None)
     if gm and show_csi:
         extra.update(h_ul=state.h[i][..., 0, :], h_dl=state.h[i][..., -1, :])
-    if gm and (know_csi or cfg.csi == "oracle"):  # the gains the correction will use, for any T_cmp
+    if gm and (know_csi or cfg.dynamics.csi == "oracle"):  # the gains the correction will use, for any T_cmp
         extra.update(w_ul=state.w[i][..., 0, :], w_dl=state.w[i][..., -1, :])
     if not know_alpha and cfg.belief == "beta":
         a, b = state.post_a[i], state.post_b[i]

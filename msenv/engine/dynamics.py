@@ -21,12 +21,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..config.system import SystemConfig
 from ..model import acceptance, channel, latency
 from ..model._numeric import ufunc
-from ..config.system import SystemConfig
 from ..model.goodput import RoundResult, kernel_outputs, kernel_result, round_rows
-from .observation import NO_BELIEF, NO_CELLS, NO_FLOATS, belief_slots, gain_slots
 from ..model.slots import COMPLEX_ROW, DYN_FLAG, DYN_REAL, INT_ROW, PER_ROUND, ROUND_PARAM, STEP_DRAW, STEP_PARAM
+from .observation import NO_BELIEF, NO_CELLS, NO_FLOATS, belief_slots, gain_slots
 from .state import REQUEST_POOL, State, links, step_constants, step_offsets
 
 
@@ -42,17 +42,17 @@ _task_ufunc = ufunc(["i8(f8, i8)"], _task_scalar)
 
 def task_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """Task indices (uniform over ``cfg.tasks``) from uniforms."""
-    return _task_ufunc(u, len(cfg.tasks))
+    return _task_ufunc(u, len(cfg.acceptance.tasks))
 
 
 def task_alpha(task: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """The mean acceptance rate of each task index."""
-    return np.asarray(cfg.acceptance_rates)[task]
+    return np.asarray(cfg.acceptance.acceptance_rates)[task]
 
 
 def request_length(u_len, task, cfg: SystemConfig):
     """A request's length in tokens, geometric with its task's mean."""
-    return acceptance.geometric_from_uniform(u_len, np.asarray(cfg.request_mean_tokens)[task])
+    return acceptance.geometric_from_uniform(u_len, np.asarray(cfg.dynamics.request_mean_tokens)[task])
 
 
 def complex_links(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
@@ -67,19 +67,20 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
                  cfg: SystemConfig) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, dict]:
     """The model §11 part of a new episode from the reset uniforms ``u`` (slices ``lay``): returns
     the first round's α, the decision gains (None unless Gauss–Markov) and the §11 fields of
-    :class:`~msenv.state.State`."""
+    :class:`~msenv.engine.state.State`."""
     fields: dict[str, np.ndarray | None] = {}
     g_ul = g_dl = None
-    if cfg.channel_dynamics == "gauss_markov":
+    if cfg.dynamics.channel_dynamics == "gauss_markov":
         h = complex_links(u[:, lay["fading"]], cfg)
-        lo, hi = cfg.speed_range_mps
+        lo, hi = cfg.dynamics.speed_range_mps
         speed = lo + (hi - lo) * u[:, lay["speed"]]
-        fields.update(h=h, w=complex_links(u[:, lay["w"]], cfg), doppler=channel.doppler_hz(speed, cfg.carrier_hz))
+        fields.update(h=h, w=complex_links(u[:, lay["w"]], cfg),
+                      doppler=channel.doppler_hz(speed, cfg.dynamics.carrier_hz))
         g = channel.power_gain(h, beta[:, None])
         g_ul, g_dl = g[:, 0], g[:, -1]
-    if cfg.alpha_dynamics != "fixed":
+    if cfg.dynamics.alpha_dynamics != "fixed":
         length = request_length(u[:, lay["length"]], task, cfg)
-        a0, b0 = acceptance.beta_prior(task_alpha(task, cfg), cfg.alpha_concentration)
+        a0, b0 = acceptance.beta_prior(task_alpha(task, cfg), cfg.dynamics.alpha_concentration)
         alpha_req = acceptance.beta_from_uniform(u[:, lay["alpha"]], a0, b0)
         pool_u = u[:, lay["pool"]].reshape(len(u), cfg.num_devices, REQUEST_POOL, 3)
         pool_task = task_from_uniform(pool_u[..., 0], cfg)
@@ -87,16 +88,16 @@ def reset_fields(u: np.ndarray, lay: dict[str, slice], task: np.ndarray, alpha: 
         # α by the step kernel when the request starts (an inverse Beta CDF costs ≈ 1 µs)
         pool = np.stack([pool_task, pool_len, pool_u[..., 2]], axis=-1).astype(float)  # exact: ints < 2^53
         fields.update(alpha_req=alpha_req, remaining=length, req_index=np.zeros_like(length), req_pool=pool)
-        if cfg.alpha_dynamics == "markov":
+        if cfg.dynamics.alpha_dynamics == "markov":
             hard = u[:, lay["chain"]] < 0.5  # the chain's stationary law (½, ½)
             fields["hard"] = hard
-            alpha = acceptance.markov_alpha(alpha_req, hard, cfg.markov_delta)
+            alpha = acceptance.markov_alpha(alpha_req, hard, cfg.dynamics.markov_delta)
         else:
             alpha = alpha_req
         if cfg.belief == "beta":
             fields.update(post_a=a0, post_b=b0)
     elif cfg.belief == "beta":
-        a0, b0 = acceptance.beta_prior(alpha, cfg.alpha_concentration)
+        a0, b0 = acceptance.beta_prior(alpha, cfg.dynamics.alpha_concentration)
         fields.update(post_a=a0, post_b=b0)
     if cfg.belief == "grid":
         fields["belief"] = acceptance.grid_belief(cfg)["prior"][task]
@@ -133,8 +134,8 @@ class Inputs(NamedTuple):
 class Tables(NamedTuple):
     """The config's constants of a §11 round (:func:`_constants`)."""
 
-    offsets: np.ndarray  #: int, :class:`~msenv.slots.StepDraws` offsets into a step's uniforms
-    consts: np.ndarray  #: :class:`~msenv.slots.RoundParams` then :class:`~msenv.slots.StepParams`
+    offsets: np.ndarray  #: int, :class:`~msenv.model.slots.StepDraws` offsets into a step's uniforms
+    consts: np.ndarray  #: :class:`~msenv.model.slots.RoundParams` then :class:`~msenv.model.slots.StepParams`
     cells: np.ndarray  #: the grid belief's α cells
     likelihoods: np.ndarray  #: the grid filter's likelihoods
     prior: np.ndarray  #: per task, the grid belief of a new request
@@ -142,16 +143,16 @@ class Tables(NamedTuple):
 
 
 class Outputs(NamedTuple):
-    """The blocks a §11 round writes (:mod:`msenv.slots` names their rows)."""
+    """The blocks a §11 round writes (:mod:`msenv.model.slots` names their rows)."""
 
-    ints: np.ndarray  #: int64 :class:`~msenv.slots.Ints` rows [rows, B, K]
-    reals: np.ndarray  #: :class:`~msenv.slots.Reals` rows of the round kernel
+    ints: np.ndarray  #: int64 :class:`~msenv.model.slots.Ints` rows [rows, B, K]
+    reals: np.ndarray  #: :class:`~msenv.model.slots.Reals` rows of the round kernel
     rejected: np.ndarray  #: bool [B, K]
     modes: np.ndarray  #: int8 [B, K]
-    per_round: np.ndarray  #: :class:`~msenv.slots.PerRound` rows [rows, B]
-    flt: np.ndarray  #: :class:`~msenv.slots.DynamicFloats` rows [rows, B, K]
-    flags: np.ndarray  #: :class:`~msenv.slots.DynamicFlags` rows [rows, B, K]
-    hc: np.ndarray  #: complex :class:`~msenv.slots.ComplexRows` rows [rows, B, L, K]
+    per_round: np.ndarray  #: :class:`~msenv.model.slots.PerRound` rows [rows, B]
+    flt: np.ndarray  #: :class:`~msenv.model.slots.DynamicFloats` rows [rows, B, K]
+    flags: np.ndarray  #: :class:`~msenv.model.slots.DynamicFlags` rows [rows, B, K]
+    hc: np.ndarray  #: complex :class:`~msenv.model.slots.ComplexRows` rows [rows, B, L, K]
     belief_next: np.ndarray  #: the grid belief after the round
     obs: np.ndarray  #: float32 [B, obs] the next observation
 
@@ -190,7 +191,8 @@ def round_rows_of(u, gamma, state, tables, out):
     alpha, t_draft, beta, g_ul, g_dl = state.alpha, state.t_draft, state.beta, state.g_ul, state.g_dl
     p_ul, p_dl, h, w, doppler = state.p_ul, state.p_dl, state.h, state.w, state.doppler
     alpha_req, remaining, hard, task = state.alpha_req, state.remaining, state.hard, state.task
-    req_index, req_pool, post_a, post_b, belief = state.req_index, state.req_pool, state.post_a, state.post_b, state.belief
+    req_index, req_pool, post_a, post_b, belief = (state.req_index, state.req_pool, state.post_a, state.post_b,
+                                                   state.belief)
     offsets, consts, cells = tables.offsets, tables.consts, tables.cells
     likelihoods, prior, task_table = tables.likelihoods, tables.prior, tables.task_table
     ints, reals, rejected, modes, per_round = out.ints, out.reals, out.rejected, out.modes, out.per_round
@@ -200,19 +202,25 @@ def round_rows_of(u, gamma, state, tables, out):
     params, step = consts[: len(ROUND_PARAM)], consts[len(ROUND_PARAM):]
     gm, redraw = step[STEP_PARAM.gauss_markov] != 0, step[STEP_PARAM.fading_redraw] != 0
     independent, random_policy = step[STEP_PARAM.independent_links] != 0, step[STEP_PARAM.random_policy] != 0
-    belief_mode, alpha_mode, capped = int(step[STEP_PARAM.belief]), int(step[STEP_PARAM.alpha_mode]), step[STEP_PARAM.request_caps] != 0
-    cap, nf, statistical = int(step[STEP_PARAM.gamma_cap]), int(step[STEP_PARAM.device_features]), step[STEP_PARAM.statistical_csi] != 0
+    belief_mode, alpha_mode, capped = (int(step[STEP_PARAM.belief]), int(step[STEP_PARAM.alpha_mode]),
+                                       step[STEP_PARAM.request_caps] != 0)
+    cap, nf, statistical = (int(step[STEP_PARAM.gamma_cap]), int(step[STEP_PARAM.device_features]),
+                            step[STEP_PARAM.statistical_csi] != 0)
     first_rej, left = ints[INT_ROW.first_rejection], ints[INT_ROW.tokens_left]
     task_next, index_next = ints[INT_ROW.task], ints[INT_ROW.request_index]
-    gc_ul, gc_dl, gn_ul, gn_dl = flt[DYN_REAL.g_ul_corr], flt[DYN_REAL.g_dl_corr], flt[DYN_REAL.g_ul_next], flt[DYN_REAL.g_dl_next]
-    pa, pb, alpha_next, req_next = flt[DYN_REAL.post_a], flt[DYN_REAL.post_b], flt[DYN_REAL.alpha_next], flt[DYN_REAL.alpha_request_next]
+    gc_ul, gc_dl, gn_ul, gn_dl = (flt[DYN_REAL.g_ul_corr], flt[DYN_REAL.g_dl_corr], flt[DYN_REAL.g_ul_next],
+                                  flt[DYN_REAL.g_dl_next])
+    pa, pb, alpha_next, req_next = (flt[DYN_REAL.post_a], flt[DYN_REAL.post_b], flt[DYN_REAL.alpha_next],
+                                    flt[DYN_REAL.alpha_request_next])
     done, hard_next = flags[DYN_FLAG.request_done], flags[DYN_FLAG.hard]
     h_corr, h_next, w_next = hc[COMPLEX_ROW.h_corr], hc[COMPLEX_ROW.h_next], hc[COMPLEX_ROW.w_next]
     acceptance.outcome_rows(u, offsets[STEP_DRAW.outcome], alpha, cap, first_rej)
     if gm:  # T_cmp(γ) of each row (the round kernel computes the same again)
-        latency.latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s], params[ROUND_PARAM.t_verify_per_device_s],
+        latency.latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s],
+                             params[ROUND_PARAM.t_verify_per_device_s],
                              params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s],
-                             params[ROUND_PARAM.drafting_only] != 0, per_round[PER_ROUND.t_draft], per_round[PER_ROUND.t_verify])
+                             params[ROUND_PARAM.drafting_only] != 0, per_round[PER_ROUND.t_draft],
+                             per_round[PER_ROUND.t_verify])
     for r in range(n):
         t_cmp = per_round[PER_ROUND.t_draft, r] + per_round[PER_ROUND.t_verify, r]
         for i in range(k):
@@ -287,8 +295,9 @@ def round_rows_of(u, gamma, state, tables, out):
                     u_alpha = u[r, offsets[STEP_DRAW.alpha] + i]
                 a_new = acceptance.beta_from_uniform_scalar(u_alpha, task_table[t_new, 0], task_table[t_new, 1])
                 task_next[r, i], req_next[r, i] = t_new, a_new
-                alpha_next[r, i] = acceptance.markov_alpha_scalar(a_new, hard_next[r, i], step[STEP_PARAM.markov_delta]) \
-                    if alpha_mode == 2 else a_new
+                delta = step[STEP_PARAM.markov_delta]
+                alpha_next[r, i] = (acceptance.markov_alpha_scalar(a_new, hard_next[r, i], delta)
+                                    if alpha_mode == 2 else a_new)
                 if belief_mode == 1:
                     pa[r, i], pb[r, i] = task_table[t_new, 0], task_table[t_new, 1]
                 elif belief_mode == 2:  # a new request: its prior, the chain at its stationary law
@@ -304,8 +313,9 @@ def _constants(cfg: SystemConfig) -> Tables:
     stand-ins without the grid)."""
     grid = cfg.belief == "grid"
     g = acceptance.grid_belief(cfg) if grid else {"alpha": NO_CELLS, "likelihoods": _NO_LIK, "prior": NO_BELIEF}
-    tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration),
-                             cfg.request_mean_tokens])
+    tasks = np.column_stack([*acceptance.beta_prior(np.asarray(cfg.acceptance.acceptance_rates),
+                                                    cfg.dynamics.alpha_concentration),
+                             cfg.dynamics.request_mean_tokens])
     return Tables(step_offsets(cfg), step_constants(cfg), g["alpha"], g["likelihoods"], g["prior"], tasks)
 
 
@@ -337,15 +347,15 @@ def step(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig) -> t
                     s.post_b if s.post_b is not None else NO_FLOATS, s.belief if grid else NO_BELIEF, s.static_obs)
     dynamic_rows(u, gamma, *inputs, *_constants(cfg), *outs, flt, flags, hc, belief_next, obs)
     res = kernel_result(ints, reals, rej, modes, per_round)
-    new = {"g_ul": flt[DYN_REAL.g_ul_next], "g_dl": flt[DYN_REAL.g_dl_next], "alpha": flt[DYN_REAL.alpha_next], "t": s.t + 1,
-           "obs": obs}
+    new = {"g_ul": flt[DYN_REAL.g_ul_next], "g_dl": flt[DYN_REAL.g_dl_next], "alpha": flt[DYN_REAL.alpha_next],
+           "t": s.t + 1, "obs": obs}
     if gm:
         new.update(h=hc[COMPLEX_ROW.h_next], w=hc[COMPLEX_ROW.w_next])
     info = {"alpha": s.alpha, "g_ul_corr": flt[DYN_REAL.g_ul_corr], "g_dl_corr": flt[DYN_REAL.g_dl_corr]}
     if dyn_alpha:
         info["request_done"] = flags[DYN_FLAG.request_done]
-        new.update(task=ints[INT_ROW.task], alpha_req=flt[DYN_REAL.alpha_request_next], remaining=ints[INT_ROW.tokens_left],
-                   req_index=ints[INT_ROW.request_index])
+        new.update(task=ints[INT_ROW.task], alpha_req=flt[DYN_REAL.alpha_request_next],
+                   remaining=ints[INT_ROW.tokens_left], req_index=ints[INT_ROW.request_index])
         if s.hard is not None:
             new["hard"] = flags[DYN_FLAG.hard]
     if s.post_a is not None:

@@ -28,7 +28,8 @@ from .state import REQUEST_POOL, State, fading_draws, reset_draws, step_draws
 from .traces import TraceEngine
 
 __all__ = [
-    "GLOBAL_FEATURES", "Layout", "ORACLE_MODES", "engine_for", "info_keys", "REQUEST_POOL", "RoundContext", "State", "context",
+    "GLOBAL_FEATURES", "Layout", "ORACLE_MODES", "engine_for", "info_keys", "REQUEST_POOL", "RoundContext", "State",
+    "context",
     "device_features", "fading_draws", "layout", "obs_size", "observe", "reset_draws", "reset_state", "step_draws",
     "step_state", "validate_action", "warm_up",
 ]
@@ -43,7 +44,7 @@ def engine_for(config: SystemConfig) -> Engine:
     :class:`~msenv.engine.kinds.DynamicEngine`."""
     if not isinstance(config, SystemConfig):
         raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
-    if config.trace_source is not None:
+    if config.traces.trace_source is not None:
         return TraceEngine(config)
     return PaperEngine(config) if config.is_paper_scenario else DynamicEngine(config)
 

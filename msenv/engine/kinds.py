@@ -2,9 +2,10 @@
 
 :func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — the paper
 scenario's (:class:`PaperEngine`), the model §11 dynamics' (:class:`DynamicEngine`) or the traces'
-(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the :class:`~msenv.engine.layout.Layout` (spaces, observation width and
-the meaning of each entry), reset, step, observation, the controllers' context, the ``info`` of a
-round (its keys and their meanings in one list, :attr:`Engine.info`) and the rows of a cell
+(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the
+:class:`~msenv.engine.observation.Layout` (spaces, observation width and the meaning of each entry),
+reset, step, observation, the controllers' context, the ``info`` of a round (its keys and their
+meanings in one list, :attr:`Engine.info`) and the rows of a cell
 generator (:meth:`Engine.cells`). The shells call these methods and never ask which kind they hold;
 adding a kind is adding a class (here or in a module of its own) and a case to ``engine_for``.
 """
@@ -16,17 +17,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..config.system import SystemConfig
+from ..model import channel
 from ..model._numeric import compile_notice
 from ..model.goodput import RoundResult
 from . import dynamics
 from .cells import CellRows, PaddedPaperRows, SeparateRows
 from .context import ORACLE_MODES, RoundContext, dynamic_context, paper_context
-from .observation import Layout
-from .observation import device_feature_names, global_feature_names, observe_dynamic, observe_paper
+from .observation import Layout, device_feature_names, global_feature_names, observe_dynamic, observe_paper, static_obs
 from .paper import step_paper
-from .observation import static_obs
-from .state import State, layout as draw_layout, reset_draws, step_draws
-from ..model import channel
+from .state import State, reset_draws, step_draws
+from .state import layout as draw_layout
 
 
 class InfoKey(NamedTuple):
@@ -109,13 +109,13 @@ class Engine:
         cfg = self.config
         lay = draw_layout(cfg)["reset"]
         distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
-        beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.pathloss_exponent)
+        beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.channel.pathloss_exponent)
         task = dynamics.task_from_uniform(u[:, lay["task"]], cfg)
         alpha = dynamics.task_alpha(task, cfg)
-        s_lo, s_hi = cfg.draft_scale_range
-        t_draft = cfg.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
-        p_ul = _budget(u[:, lay["p_ul"].start], cfg.p_ul_dbm, cfg.p_ul_dbm_range)
-        p_dl = _budget(u[:, lay["p_dl"].start], cfg.p_dl_dbm, cfg.p_dl_dbm_range)
+        s_lo, s_hi = cfg.compute.draft_scale_range
+        t_draft = cfg.compute.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
+        p_ul = _budget(u[:, lay["p_ul"].start], cfg.radio.p_ul_dbm, cfg.radio.p_ul_dbm_range)
+        p_dl = _budget(u[:, lay["p_dl"].start], cfg.radio.p_dl_dbm, cfg.radio.p_dl_dbm_range)
         alpha, g_ul, g_dl, extra = dynamics.reset_fields(u, lay, task, alpha, beta, cfg)
         if g_ul is None:
             g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
@@ -260,7 +260,7 @@ class DynamicEngine(Engine):
     name = "dynamics"
 
     def _extra_info(self):
-        return DYNAMIC_INFO + (REQUEST_INFO if self.config.alpha_dynamics != "fixed" else ())
+        return DYNAMIC_INFO + (REQUEST_INFO if self.config.dynamics.alpha_dynamics != "fixed" else ())
 
     def step(self, u, state, gamma):
         return dynamics.step(u, state, _rows(gamma), self.config)

@@ -34,11 +34,10 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from ..config.system import SystemConfig
 from ..model import acceptance
 from ..model._numeric import ufunc
-from ..config.system import SystemConfig
 from ..model.slots import MOMENT
-
 
 
 class DeviceSlots(NamedTuple):
@@ -75,8 +74,8 @@ def device_features(cfg: SystemConfig) -> int:
 def device_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
     """The name of each entry of a device row under ``cfg``, in order (:func:`device_features` of
     them; :func:`feature_docs` says what each holds)."""
-    if cfg.trace_source is not None:  # model §12: the request's acceptance so far and its last rounds
-        history = [f"h{h}_{x}" for h in range(1, cfg.trace_history + 1) for x in HISTORY_FEATURES]
+    if cfg.traces.trace_source is not None:  # model §12: the request's acceptance so far and its last rounds
+        history = [f"h{h}_{x}" for h in range(1, cfg.traces.trace_history + 1) for x in HISTORY_FEATURES]
         return ("accept_rate", "draft_speed", "g_ul", "g_dl", "beta", *history, "progress")
     alpha = {None: "alpha", "beta": "alpha_posterior_mean", "grid": "alpha_predictive_mean"}[cfg.belief]
     names = [alpha, "draft_speed", "g_ul", "g_dl", "beta"]
@@ -84,7 +83,7 @@ def device_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
         names.append("alpha_sd")
     if cfg.belief == "grid":
         names.append("p_hard")
-    if cfg.channel_dynamics == "gauss_markov":
+    if cfg.dynamics.channel_dynamics == "gauss_markov":
         names.append("doppler")
     return tuple(names)
 
@@ -98,19 +97,19 @@ def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
     """What each entry of a device row, and each global entry, means under ``cfg`` (the source of
     the environment pages)."""
     gain = {"oracle": "the gain the coming correction will use", "decision": "the gain at decision time",
-            "statistical": "β's entry (statistical CSI: no fading shown)"}[cfg.csi]
+            "statistical": "β's entry (statistical CSI: no fading shown)"}[cfg.dynamics.csi]
     alpha = {None: "α, the acceptance rate of the device's task" + (" (the current request's)" if
-                                                                       cfg.alpha_dynamics != "fixed" else ""),
+                                                                       cfg.dynamics.alpha_dynamics != "fixed" else ""),
              "beta": "the Beta posterior's mean of the request's α",
              "grid": "the filter's predictive mean of the coming round's α"}[cfg.belief]
-    if cfg.trace_source is not None:
+    if cfg.traces.trace_source is not None:
         alpha = ("(1 + A) / (2 + A + R): the acceptance of the device's request so far (A accepted drafted "
                  "tokens, R rejections since the request began; no α exists)")
     dev = [alpha, "the drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]",
            f"tanh((g_ul [dB] + 115)/15): UL, {gain}", f"tanh((g_dl [dB] + 115)/15): DL, {gain}",
            "tanh((β [dB] + 115)/15): the large-scale gain"]
-    if cfg.trace_source is not None:
-        for h in range(1, cfg.trace_history + 1):
+    if cfg.traces.trace_source is not None:
+        for h in range(1, cfg.traces.trace_history + 1):
             when = "the last round" if h == 1 else f"{h} rounds ago"
             dev += [f"γ / γ_max of {when} in the request (0 before its first rounds)",
                     f"accepted drafted tokens / γ_max of {when}",
@@ -121,7 +120,7 @@ def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
         dev.append("min(2·sd of the α belief, 1)")
     if cfg.belief == "grid":
         dev.append("2·P(hard) − 1: the filter's belief that the easy/hard chain is hard")
-    if cfg.channel_dynamics == "gauss_markov":
+    if cfg.dynamics.channel_dynamics == "gauss_markov":
         dev.append("tanh(f_D / 10 Hz): the device's Doppler")
     return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
 
@@ -184,8 +183,8 @@ def static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.nd
     """The per-episode observation entries [B, obs_size] (gain slots left at 0)."""
     b, k = alpha.shape
     nf = device_features(cfg)
-    s_lo, s_hi = cfg.draft_scale_range
-    scale = t_draft / cfg.t_draft_ref_s
+    s_lo, s_hi = cfg.compute.draft_scale_range
+    scale = t_draft / cfg.compute.t_draft_ref_s
     speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
     out = np.zeros((b, nf * k + GLOBAL_FEATURES), dtype=np.float32)
     dev = out[:, : nf * k].reshape(b, k, nf)
@@ -209,7 +208,7 @@ def observe_paper(state, cfg: SystemConfig) -> np.ndarray:
     if state.obs is not None:
         return state.obs
     out = state.static_obs.copy()
-    gain_slots(out, state.g_ul, state.g_dl, device_features(cfg), cfg.csi == "statistical")
+    gain_slots(out, state.g_ul, state.g_dl, device_features(cfg), cfg.dynamics.csi == "statistical")
     return out
 
 
@@ -220,7 +219,7 @@ def observe_dynamic(state, cfg: SystemConfig) -> np.ndarray:
         return state.obs
     out = observe_paper(state, cfg)
     nf = device_features(cfg)
-    grid, gm, beta = cfg.belief == "grid", cfg.channel_dynamics == "gauss_markov", cfg.belief == "beta"
+    grid, gm, beta = cfg.belief == "grid", cfg.dynamics.channel_dynamics == "gauss_markov", cfg.belief == "beta"
     belief_slots(out, nf, acceptance.BELIEF_CODES[cfg.belief], state.alpha,
                  state.post_a if beta else NO_FLOATS, state.post_b if beta else NO_FLOATS,
                  state.belief if grid else NO_BELIEF, acceptance.grid_belief(cfg)["alpha"] if grid else NO_CELLS,

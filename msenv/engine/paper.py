@@ -11,7 +11,7 @@ from numba import njit
 from ..config.system import SystemConfig
 from ..model import acceptance, channel
 from ..model.goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
-from ..model.slots import REAL_ROW, INT_ROW, PER_ROUND, ROUND_PARAM, STEP_PARAM
+from ..model.slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, STEP_PARAM
 from .observation import DS, device_features, gain_slots
 from .state import State, step_constants
 
@@ -23,13 +23,15 @@ def _paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, 
                 rejected, modes, per_round, obs):
     """The paper scenario's round over rows (compiled): verification outcomes from the step's
     uniforms, the round kernel, the next round's fading and its observation (model §3–§6, §8).
-    ``consts``: :func:`msenv.state.step_constants` (the round's and the step's parameters); writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
+    ``consts``: :func:`msenv.engine.state.step_constants` (the round's and the step's parameters);
+    writes F and the next round's gains into the step rows of ``ints`` / ``reals`` and the next
     observation (``static_obs`` with its gain slots) into ``obs``."""
     n, k = gamma.shape
     params, step = consts[: len(ROUND_PARAM)], consts[len(ROUND_PARAM):]
     cap, redraw = int(step[STEP_PARAM.gamma_cap]), step[STEP_PARAM.fading_redraw] != 0
     independent, random_policy = step[STEP_PARAM.independent_links] != 0, step[STEP_PARAM.random_policy] != 0
-    first_rej, g_ul_next, g_dl_next = ints[INT_ROW.first_rejection], reals[REAL_ROW.g_ul_next], reals[REAL_ROW.g_dl_next]
+    first_rej, g_ul_next, g_dl_next = (ints[INT_ROW.first_rejection], reals[REAL_ROW.g_ul_next],
+                                       reals[REAL_ROW.g_dl_next])
     acceptance.outcome_rows(u, 0, alpha, cap, first_rej)
     # contiguous arguments: the same compiled round kernel as evaluate_round's (one compilation)
     coins = np.ascontiguousarray(u[:, u.shape[1] - k:]) if random_policy else np.zeros((1, 1))
@@ -52,7 +54,8 @@ def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
     ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
     s = state
     obs = np.empty_like(s.static_obs)
-    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, step_constants(cfg), s.static_obs, *outs, obs)
+    _paper_rows(u, s.alpha, s.t_draft, s.beta, s.g_ul, s.g_dl, s.p_ul_w, s.p_dl_w, gamma, step_constants(cfg),
+                s.static_obs, *outs, obs)
     new = object.__new__(State)  # State.evolve, inlined on the paper step's hot path
     new.__dict__.update(s.__dict__)
     new.__dict__.update(g_ul=reals[REAL_ROW.g_ul_next], g_dl=reals[REAL_ROW.g_dl_next], t=s.t + 1, obs=obs)
@@ -60,7 +63,8 @@ def step_paper(u: np.ndarray, state: State, gamma: np.ndarray, cfg: SystemConfig
 
 
 # the blocks' sizes as plain ints for the compiled code: the paper step's (kernel_outputs(…, extra=2))
-_ROUND_INTS, _STEP_INTS, _STEP_REALS, _PER_ROUND = len(RoundInts), len(RoundInts) + 2, len(RoundReals) + 2, len(PER_ROUND)
+_ROUND_INTS, _STEP_INTS, _STEP_REALS, _PER_ROUND = (len(RoundInts), len(RoundInts) + 2, len(RoundReals) + 2,
+                                                    len(PER_ROUND))
 
 
 @njit(cache=True, error_model="numpy")

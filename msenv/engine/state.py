@@ -30,11 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config.groups import ALPHA_DYNAMICS
+from ..config.system import SystemConfig
 from ..model.acceptance import BELIEF_CODES, grid_belief
-from ..config.system import ALPHA_DYNAMICS, SystemConfig
 from ..model.goodput import round_params
-from .observation import device_features
 from ..model.slots import StepDraws, StepParams, pack
+from .observation import device_features
 
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws
@@ -121,7 +122,7 @@ class State:
 # ---------------------------------------------------------------------- draw layout
 def links(cfg: SystemConfig) -> int:
     """Radio links with their own fading: 2 (UL, DL) or 1 (reciprocal)."""
-    return 2 if cfg.fading == "independent" else 1
+    return 2 if cfg.channel.fading == "independent" else 1
 
 
 def fading_draws(cfg: SystemConfig) -> int:
@@ -134,8 +135,8 @@ def layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
     """Named slices of the reset and step uniforms (see the module docstring); ``"_size"`` spans
     all of them."""
     k = cfg.num_devices
-    gm = cfg.channel_dynamics == "gauss_markov"
-    dyn_alpha = cfg.alpha_dynamics != "fixed"
+    gm = cfg.dynamics.channel_dynamics == "gauss_markov"
+    dyn_alpha = cfg.dynamics.alpha_dynamics != "fixed"
     cplx = 2 * k * links(cfg)  # complex gains: 2 uniforms per link and device
 
     def build(parts):
@@ -152,13 +153,13 @@ def layout(cfg: SystemConfig) -> dict[str, dict[str, slice]]:
         reset += [("speed", k), ("w", cplx)]
     if dyn_alpha:
         reset += [("length", k), ("alpha", k), ("chain", k), ("pool", 3 * k * REQUEST_POOL)]
-    traced = cfg.trace_source is not None
+    traced = cfg.traces.trace_source is not None
     if traced:  # the first request and where in it each device starts, then the next requests
         reset += [("trace_first", k), ("trace_start", k), ("trace_pool", k * TRACE_POOL)]
     step = [("outcome", k)]
     if gm:
         step += [("w_com", cplx), ("w_next", cplx)]
-    elif cfg.fading_redraw == "round":
+    elif cfg.channel.fading_redraw == "round":
         step += [("fading", fading_draws(cfg))]
     step += [("coins", k)]
     if dyn_alpha:
@@ -181,36 +182,36 @@ def step_draws(cfg: SystemConfig) -> int:
 # ---------------------------------------------------------------------- the step kernels' constants
 @functools.lru_cache(maxsize=64)
 def step_offsets(cfg: SystemConfig) -> np.ndarray:
-    """Where each part of a step's uniforms starts (:class:`~msenv.slots.StepDraws`), int64."""
+    """Where each part of a step's uniforms starts (:class:`~msenv.model.slots.StepDraws`), int64."""
     lay = layout(cfg)["step"]
     return pack(StepDraws(*(lay[name].start if name in lay else 0 for name in StepDraws._fields)), np.int64)
 
 
 @functools.lru_cache(maxsize=64)
 def step_params(cfg: SystemConfig) -> np.ndarray:
-    """The step kernels' constants for ``cfg`` (:class:`~msenv.slots.StepParams`)."""
+    """The step kernels' constants for ``cfg`` (:class:`~msenv.model.slots.StepParams`)."""
     belief = BELIEF_CODES[cfg.belief]
     return pack(StepParams(
         gamma_cap=cfg.gamma_max + 1.0,
-        fading_redraw=cfg.fading_redraw == "round",
-        independent_links=cfg.fading == "independent",
-        random_policy=cfg.mode_policy == "random",
+        fading_redraw=cfg.channel.fading_redraw == "round",
+        independent_links=cfg.channel.fading == "independent",
+        random_policy=cfg.radio.mode_policy == "random",
         device_features=device_features(cfg),
-        statistical_csi=cfg.csi == "statistical",
-        gauss_markov=cfg.channel_dynamics == "gauss_markov",
+        statistical_csi=cfg.dynamics.csi == "statistical",
+        gauss_markov=cfg.dynamics.channel_dynamics == "gauss_markov",
         belief=belief,
-        alpha_mode=ALPHA_DYNAMICS.index(cfg.alpha_dynamics),
-        markov_stay=cfg.markov_stay,
-        markov_delta=cfg.markov_delta,
+        alpha_mode=ALPHA_DYNAMICS.index(cfg.dynamics.alpha_dynamics),
+        markov_stay=cfg.dynamics.markov_stay,
+        markov_delta=cfg.dynamics.markov_delta,
         filter_stay=grid_belief(cfg)["stay"] if belief == 2 else 1.0,
-        request_caps=cfg.alpha_dynamics != "fixed",
+        request_caps=cfg.dynamics.alpha_dynamics != "fixed",
     ))
 
 
 @functools.lru_cache(maxsize=64)
 def step_constants(cfg: SystemConfig) -> np.ndarray:
     """One block for a step kernel: the round kernel's parameters
-    (:func:`msenv.goodput.round_params` under the config's policy) followed by
+    (:func:`msenv.model.goodput.round_params` under the config's policy) followed by
     :func:`step_params` — the kernel splits it at ``len(RoundParams)`` (one argument fewer to
     dispatch on every step)."""
-    return np.concatenate([round_params(cfg, cfg.mode_policy), step_params(cfg)])
+    return np.concatenate([round_params(cfg, cfg.radio.mode_policy), step_params(cfg)])

@@ -30,11 +30,12 @@ from numba import njit
 from ..config.system import SystemConfig
 from ..model import channel
 from ..model.goodput import kernel_outputs, kernel_result, round_rows
-from ..model.slots import COUNT, HISTORY, INT_ROW, REAL_ROW, ROUND_PARAM, STEP_PARAM
+from ..model.slots import COUNT, HISTORY, INT_ROW, ROUND_PARAM, STEP_PARAM
 from .context import RoundContext
 from .kinds import REQUEST_INFO, Engine, InfoKey
 from .observation import DS, PROGRESS_SCALE, gain_slots
-from .state import TRACE_POOL, layout as draw_layout, step_constants
+from .state import TRACE_POOL, step_constants
+from .state import layout as draw_layout
 
 #: the round's truth of a trace, for analysis (never in the observation)
 TRACE_INFO = (InfoKey("acc_len", "int [K]: the trace's acc_len at each device's position this round (its first "
@@ -106,8 +107,8 @@ def bank_of(cfg: SystemConfig) -> Bank:
     """The bank of a trace config (built once per source and split): a preset's bank drawn from
     the fitted model, or a file's; ``ValueError`` in one line naming the file, request and field
     for a bad file, and naming ``gamma_max`` when the bank cannot price its drafts."""
-    bank = _load(cfg.trace_source, cfg.trace_drafter, cfg.trace_split, cfg.trace_requests, cfg.trace_seed,
-                 cfg.trace_drop_limit)
+    bank = _load(cfg.traces.trace_source, cfg.traces.trace_drafter, cfg.traces.trace_split, cfg.traces.trace_requests, cfg.traces.trace_seed,
+                 cfg.traces.trace_drop_limit)
     if cfg.gamma_max >= bank.cap:
         raise ValueError(f"config field gamma_max={cfg.gamma_max} is invalid for trace bank {bank.source}: its cap is "
                          f"{bank.cap} (a draft of cap tokens or more cannot be priced from it); allowed: integers "
@@ -256,7 +257,7 @@ class TraceEngine(Engine):
 
     def reset(self, u):
         s = super().reset(u)
-        b, k, h = len(u), self.config.num_devices, self.config.trace_history
+        b, k, h = len(u), self.config.num_devices, self.config.traces.trace_history
         at, bank = self._reset_at, self.bank
         n = len(bank.requests)
         first = bank.requests[np.minimum((u[:, at["trace_first"]] * n).astype(np.int64), n - 1)]

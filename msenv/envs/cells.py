@@ -4,7 +4,7 @@
 distribution of a :class:`CellConfig`: the number of devices K, the spread of drafting speeds,
 and — through the base :class:`~msenv.config.SystemConfig` — distances, UL/DL budgets (its
 ``p_*_dbm_range`` fields), tasks and, optionally, the model §11 dynamics. The cell's episode is
-then exactly the episode of a :class:`~msenv.env.MultiSpinEnv` of that cell (same seed, same
+then exactly the episode of a :class:`~msenv.envs.env.MultiSpinEnv` of that cell (same seed, same
 trajectory), so every controller and formula is the one of the single-cell ids. The env is the
 batched cells core (:class:`CellBatch`, over the engine's padded rows, :mod:`msenv.engine.cells`)
 with one row; :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` is the same with N.
@@ -33,11 +33,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from ..config.cells import (CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields,  # noqa: F401
-                            draw_cell, resolve_cells)
+from ..config.cells import CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields, draw_cell, resolve_cells
 from ..config.system import SystemConfig
 from ..engine import cells as padded_cells
-from ..engine.cells import size_feature  # noqa: F401 (the cells module's name)
+from ..engine.cells import size_feature  # (the cells module's name)
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
 from ..engine.kinds import Engine
@@ -70,14 +69,14 @@ def flat_fields(config: SystemConfig | CellConfig) -> dict[str, Any]:
 def pad_observation(obs: np.ndarray, cell: SystemConfig, t_draft: np.ndarray, k_max: int) -> np.ndarray:
     """The padded observation (module docstring) of a single-cell observation ``obs`` of ``cell``
     whose devices draft at ``t_draft`` s per token [K], in ``k_max`` device slots."""
-    return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.t_draft_ref_s, k_max)
+    return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.compute.t_draft_ref_s, k_max)
 
 
 def config_label(config: SystemConfig | CellConfig) -> str:
     """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
     if isinstance(config, CellConfig):
         return f"{config.base.preset}, cells of K {config.k_range[0]}…{config.k_range[1]} (k_max {config.k_max})"
-    return f"{config.preset}, K={config.num_devices}, P_dl={config.p_dl_dbm:g} dBm"
+    return f"{config.preset}, K={config.num_devices}, P_dl={config.radio.p_dl_dbm:g} dBm"
 
 
 def config_from_dict(data: dict[str, Any]) -> SystemConfig | CellConfig:
@@ -160,7 +159,7 @@ class MultiSpinCellsEnv(gym.Env):
     Args:
         config: a :class:`CellConfig`, a dict of its fields (SystemConfig fields go to the base), or
             None (the defaults).
-        render_mode: as :class:`~msenv.env.MultiSpinEnv`.
+        render_mode: as :class:`~msenv.envs.env.MultiSpinEnv`.
         **overrides: generator or SystemConfig fields (e.g. ``k_range=(200, 200), k_max=200``);
             any other keyword raises ``TypeError``.
     """
@@ -189,7 +188,7 @@ class MultiSpinCellsEnv(gym.Env):
         """Draw a cell and start its episode. Episode seed: ``seed`` when given, else the next draw
         of a generator seeded by the last given seed; the cell comes from :func:`cell_rng` of it, the
         episode itself is the single-cell env's ``reset(seed=…)``, so a cell of fixed K and spread
-        replays :class:`~msenv.env.MultiSpinEnv` exactly. ``options={"config": {...}}`` changes the
+        replays :class:`~msenv.envs.env.MultiSpinEnv` exactly. ``options={"config": {...}}`` changes the
         generator's or the base's fields (not those that change the layout)."""
         super().reset(seed=seed)
         if options and "config" in options:
@@ -278,7 +277,7 @@ class MultiSpinCellsEnv(gym.Env):
         if self._renderer is None:
             from .render import RoundRenderer
 
-            self._renderer = RoundRenderer(self.config.base.distance_range_m[1])
+            self._renderer = RoundRenderer(self.config.base.channel.distance_range_m[1])
         k = self.cell.num_devices
         last = None if self._last is None else {key: (v[:k] if isinstance(v, np.ndarray) else v)
                                                   for key, v in self._last.items()}
@@ -299,7 +298,7 @@ _ONE = np.ones(1, dtype=bool)
 
 
 def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:
-    """The env of a config: a :class:`~msenv.env.MultiSpinEnv` for a SystemConfig, a
+    """The env of a config: a :class:`~msenv.envs.env.MultiSpinEnv` for a SystemConfig, a
     :class:`MultiSpinCellsEnv` (a new cell per episode) for a :class:`CellConfig`."""
     cls = MultiSpinCellsEnv if isinstance(config, CellConfig) else MultiSpinEnv
     return cls(config, render_mode=render_mode)

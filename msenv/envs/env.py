@@ -9,7 +9,7 @@ shared round kernel (:mod:`msenv.model.goodput`); what it shares with the other 
 - Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.engine.observation`.
 - Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
 - Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
-- ``info``: numbers and arrays only (see :data:`INFO_KEYS`).
+- ``info``: numbers and arrays only (see :data:`~msenv.engine.kinds.INFO_KEYS`).
 - ``env.unwrapped.context``: the upcoming round's :class:`~msenv.engine.context.RoundContext`.
 """
 
@@ -27,7 +27,6 @@ from ..engine.state import State
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 from .render import ansi_line
 from .shell import check_render_mode, config_from_options, peek
-
 
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
 SUMMARY_KEYS = ("mean_gamma", "share_accepted", "share_ul", "share_dl")
@@ -86,7 +85,8 @@ class MultiSpinEnv(gym.Env):
 
     metadata = {"render_modes": ["human", "rgb_array", "ansi"], "render_fps": 4}
 
-    def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None, **overrides: Any):
+    def __init__(self, config: SystemConfig | dict | str | None = None, render_mode: str | None = None,
+                 **overrides: Any):
         check_fields(f"{type(self).__name__}.__init__()", overrides)
         self.config = resolve_config(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])
@@ -109,7 +109,7 @@ class MultiSpinEnv(gym.Env):
         self.config, self._engine = cfg, engine_for(cfg)
         self._engine.warm_up()
         self._n_reset = self._engine.reset_draws
-        self._length, self._scale = cfg.episode_length, cfg.reward_scale  # read on every step
+        self._length, self._scale = cfg.episode.episode_length, cfg.episode.reward_scale  # read on every step
         self._u_step = np.empty((1, self._engine.step_draws))  # the step's uniforms, drawn in place
 
     # ------------------------------------------------------------------ API
@@ -204,7 +204,7 @@ class MultiSpinEnv(gym.Env):
         if self._renderer is None:
             from .render import RoundRenderer
 
-            self._renderer = RoundRenderer(self.config.distance_range_m[1])
+            self._renderer = RoundRenderer(self.config.channel.distance_range_m[1])
         return self._renderer.frame(self._state.distance[0], int(self._state.t[0]), self._last_action, self._last)
 
     def close(self) -> None:

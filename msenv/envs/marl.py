@@ -1,6 +1,6 @@
 """PettingZoo multi-agent variant: every device is an agent choosing its own draft length.
 
-``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.env.MultiSpinEnv`
+``MultiSpinParallelEnv`` is a :class:`pettingzoo.ParallelEnv` over :class:`msenv.envs.env.MultiSpinEnv`
 (same dynamics, same seeding). Agents ``device_0 … device_{K−1}``; action ``Discrete(γ_max+1)``.
 
 Local observation of device k (float32, in [−1, 1]; F = the entries of a device row of the
@@ -53,12 +53,12 @@ class MultiSpinParallelEnv(ParallelEnv):
         self.possible_agents = [f"device_{k}" for k in range(self.config.num_devices)]
         self.agents: list[str] = []
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 (PettingZoo's idiom: one space object per agent, for the env's life)
     def observation_space(self, agent: str) -> spaces.Box:
         lay = engine_for(self.config).layout
         return spaces.Box(-1.0, 1.0, shape=(lay.row + lay.n_globals + 3,), dtype=np.float32)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache  # noqa: B019 (as above)
     def action_space(self, agent: str) -> spaces.Discrete:
         return spaces.Discrete(self.config.gamma_max + 1)
 
@@ -90,7 +90,7 @@ class MultiSpinParallelEnv(ParallelEnv):
         if self.reward_mode == "shared":
             rewards = {a: float(reward) for a in agents}
         else:
-            per = info["tokens"] / info["latency"] * cfg.reward_scale
+            per = info["tokens"] / info["latency"] * cfg.episode.reward_scale
             rewards = {a: float(per[i]) for i, a in enumerate(agents)}
         infos = {a: {"tokens": int(info["tokens"][i]), "mode": int(info["modes"][i]),
                      "goodput": info["goodput"], "latency": info["latency"]} for i, a in enumerate(agents)}
@@ -130,7 +130,7 @@ def parallel_env(**kwargs: Any) -> MultiSpinParallelEnv:
 
 
 class MultiSpinCellsParallelEnv(MultiSpinParallelEnv):
-    """The cell generator (:class:`msenv.cells.MultiSpinCellsEnv`) as a PettingZoo ParallelEnv:
+    """The cell generator (:class:`msenv.envs.cells.MultiSpinCellsEnv`) as a PettingZoo ParallelEnv:
     ``possible_agents`` are the ``k_max`` device slots, an episode's ``agents`` its K devices
     (``device_0 … device_{K−1}``); local observations as :class:`MultiSpinParallelEnv`'s (the
     shared means over the K devices). ``config``/``overrides``: as the cells env's."""

@@ -1,12 +1,12 @@
 """Stable-Baselines3 adapter for the batched vector env (needs ``stable-baselines3``).
 
 ``SB3VecEnv(MultiSpinVectorEnv(...))`` (or a batched cells env,
-:class:`~msenv.cells_vector.MultiSpinCellsVectorEnv`) speaks SB3's VecEnv API: ``reset()`` without a seed
+:class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv`) speaks SB3's VecEnv API: ``reset()`` without a seed
 (call ``seed(s)`` first), ``step_async``/``step_wait``, episodes reset in the step that ends
 them with the last observation in ``infos[i]["terminal_observation"]`` and
 ``infos[i]["TimeLimit.truncated"]``, and an ``"episode"`` entry (``r``, ``l``, ``t``) like
 SB3's ``VecMonitor`` writes, so ``ep_rew_mean`` is logged without another wrapper. Each info holds the
-round's scalars, ``round_tokens`` (Σ_k N_k) and the summary of :func:`msenv.env.round_summary`.
+round's scalars, ``round_tokens`` (Σ_k N_k) and the summary of :func:`msenv.envs.env.round_summary`.
 :func:`what_if` asks any SB3 VecEnv of msenv envs for a counterfactual round on common random
 numbers (the batched envs in one call, single envs one by one).
 """
@@ -19,16 +19,17 @@ from typing import Any
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from .env import SUMMARY_KEYS, round_summary
 from .cells_vector import MultiSpinCellsVectorEnv
+from .env import SUMMARY_KEYS, round_summary
 from .vector import MultiSpinVectorEnv
 
-_SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time", "episode_throughput")
+_SCALAR_INFO = ("t_draft", "t_verify", "t_com", "latency", "goodput", "episode_tokens", "episode_time",
+                "episode_throughput")
 
 
 class SB3VecEnv(VecEnv):
-    """SB3 VecEnv over a :class:`~msenv.vector.MultiSpinVectorEnv` or a
-    :class:`~msenv.cells_vector.MultiSpinCellsVectorEnv` (switched to same-step autoreset)."""
+    """SB3 VecEnv over a :class:`~msenv.envs.vector.MultiSpinVectorEnv` or a
+    :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` (switched to same-step autoreset)."""
 
     def __init__(self, venv: MultiSpinVectorEnv | MultiSpinCellsVectorEnv) -> None:
         from gymnasium.vector import AutoresetMode
@@ -74,7 +75,8 @@ class SB3VecEnv(VecEnv):
             if done[i]:
                 d["terminal_observation"] = info["final_obs"][i]
                 d["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
-                d["episode"] = {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]), "t": round(time.time() - self._t0, 6)}
+                d["episode"] = {"r": float(self._ep_ret[i]), "l": int(self._ep_len[i]),
+                                "t": round(time.time() - self._t0, 6)}
                 self._ep_ret[i] = 0.0
                 self._ep_len[i] = 0
             infos.append(d)
@@ -83,8 +85,8 @@ class SB3VecEnv(VecEnv):
     def what_if(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The wrapped env's counterfactual round on common random numbers — (tokens [n], latency
         [n]) of ``actions`` on the draws the coming step will use
-        (:meth:`msenv.vector.MultiSpinVectorEnv.what_if`,
-        :meth:`msenv.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
+        (:meth:`msenv.envs.vector.MultiSpinVectorEnv.what_if`,
+        :meth:`msenv.envs.cells_vector.MultiSpinCellsVectorEnv.what_if`)."""
         return self.venv.what_if(_action_rows(actions, self.num_envs))
 
     def close(self) -> None:

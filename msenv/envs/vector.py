@@ -1,7 +1,7 @@
 """Native batched vector environment: N Multi-SPIN envs stepped by one call of the batched
 round kernel (no per-env Python loop in the model).
 
-``MultiSpinVectorEnv`` has the meaning of N copies of :class:`msenv.env.MultiSpinEnv`:
+``MultiSpinVectorEnv`` has the meaning of N copies of :class:`msenv.envs.env.MultiSpinEnv`:
 ``reset(seed=s)`` seeds sub-env ``i`` with ``s + i`` (as ``SyncVectorEnv`` does), each sub-env
 keeps its own ``numpy.random.Generator`` and draws exactly what the single env draws, so
 trajectories equal N single envs' bit for bit. The only per-env Python work is one
@@ -12,7 +12,7 @@ episode ends resets that env, ignores its action, returns reward 0) or ``"same_s
 resets in the step that ends it; the last observation goes to ``info["final_obs"]``).
 
 Create it with ``gymnasium.make_vec("msenv/MultiSpin-v0", num_envs=N,
-vectorization_mode="vector_entry_point")`` or directly. :class:`msenv.sb3.SB3VecEnv` adapts it
+vectorization_mode="vector_entry_point")`` or directly. :class:`msenv.envs.sb3.SB3VecEnv` adapts it
 to Stable-Baselines3's VecEnv API.
 """
 
@@ -95,9 +95,9 @@ class MultiSpinVectorEnv(VectorEnv):
         live = self._autoreset.playing()
         self._state, res = self._play(actions, live, draw)
         self._totals.add(res, live)
-        truncated = live & (self._state.t >= cfg.episode_length)
+        truncated = live & (self._state.t >= cfg.episode.episode_length)
         terminated = np.zeros(n, dtype=bool)
-        rewards = np.where(live, res.goodput * cfg.reward_scale, 0.0)
+        rewards = np.where(live, res.goodput * cfg.episode.reward_scale, 0.0)
         info = self._engine.batch_info(res, live, self._totals.tokens, self._totals.time)
         self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state),
                                self._restart)

@@ -270,13 +270,13 @@ def grid_belief(cfg) -> dict[str, np.ndarray | float]:
     """The "grid" belief's constants for a config: α of each cell [n, 2], the likelihood table of
     :func:`filter_likelihoods`, the per-task prior [tasks, n, 2] (request α ~ Beta, the chain at
     its stationary law ½, ½) and the chain's stay probability."""
-    n = cfg.alpha_grid_size
-    markov = cfg.alpha_dynamics == "markov"
-    prior = grid_prior(np.asarray(cfg.acceptance_rates), cfg.alpha_concentration, n)
-    cells = grid_alpha(n, cfg.markov_delta if markov else 0.0)
+    n = cfg.dynamics.alpha_grid_size
+    markov = cfg.dynamics.alpha_dynamics == "markov"
+    prior = grid_prior(np.asarray(cfg.acceptance.acceptance_rates), cfg.dynamics.alpha_concentration, n)
+    cells = grid_alpha(n, cfg.dynamics.markov_delta if markov else 0.0)
     return {
         "alpha": cells,
         "likelihoods": filter_likelihoods(cells, cfg.gamma_max),
         "prior": np.repeat(0.5 * prior[..., None], 2, axis=-1),
-        "stay": cfg.markov_stay if markov else 1.0,
+        "stay": cfg.dynamics.markov_stay if markov else 1.0,
     }

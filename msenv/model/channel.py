@@ -10,8 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numeric import scipy_special, ufunc
 from ..config.system import SystemConfig
+from ._numeric import scipy_special, ufunc
 
 _LN2 = math.log(2.0)
 
@@ -23,7 +23,7 @@ def large_scale_gain(distance_m: np.ndarray, ref_gain: float, exponent: float) -
 
 def distances_from_uniform(u: np.ndarray, cfg: SystemConfig) -> np.ndarray:
     """Device-to-server distances d_k ~ U[d_min, d_max] (model §2) from uniforms u ∈ [0, 1)."""
-    lo, hi = cfg.distance_range_m
+    lo, hi = cfg.channel.distance_range_m
     return lo + (hi - lo) * u
 
 
@@ -55,7 +55,7 @@ def fading_from_uniform(u: np.ndarray, beta: np.ndarray, cfg: SystemConfig) -> t
     ``"reciprocal"`` (one draw serves both directions).
     """
     h = _exp1_ufunc(u)
-    if cfg.fading == "independent":
+    if cfg.channel.fading == "independent":
         k = beta.shape[-1]
         return beta * h[..., :k], beta * h[..., k:]
     g = beta * h
@@ -94,7 +94,7 @@ def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndar
 # ---------------------------------------------------------------------- dynamics (model §11)
 def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     """Maximum Doppler shift f_D = v·f_c / c."""
-    from ..config.system import SPEED_OF_LIGHT
+    from ..config.groups import SPEED_OF_LIGHT
 
     return np.asarray(speed_mps) * (carrier_hz / SPEED_OF_LIGHT)
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..config.system import SystemConfig
 from . import acceptance, latency, reactive
 from ._numeric import as_flat, as_rows
 from .latency import latency_rows
-from ..config.system import SystemConfig
-from .slots import REAL_ROW, INT_ROW, PER_ROUND, Ints, Reals, RoundParams, ROUND_PARAM, pack
+from .slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, Ints, Reals, RoundParams, pack
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,9 @@ def communication_time(
         p_dl_w=cfg.p_dl_w if p_dl_w is None else p_dl_w,
         n0_ul_w_hz=cfg.n0_server_w_hz,
         n0_dl_w_hz=cfg.n0_device_w_hz,
-        bandwidth_hz=cfg.bandwidth_hz,
+        bandwidth_hz=cfg.radio.bandwidth_hz,
         bits=cfg.payload_bits,
-        policy=cfg.mode_policy if policy is None else policy,
+        policy=cfg.radio.mode_policy if policy is None else policy,
         coins=coins,
         presorted=presorted,
         full=full,
@@ -79,7 +79,7 @@ def communication_time(
 def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, has_cap, params,
                 ints, reals, rejected, modes, per_round):
     """The round kernel over rows (compiled): outcome → reactive solution → latency → goodput.
-    Rows of length 1 are shared; ``params`` = :func:`round_params`; outputs (:mod:`msenv.slots`):
+    Rows of length 1 are shared; ``params`` = :func:`round_params`; outputs (:mod:`msenv.model.slots`):
     ``ints`` [≥ 3, N, K] (tokens, served, accepted), ``reals`` [≥ 2, N, K] (DL power, UL delay),
     ``per_round`` [6, N] (t_draft, t_verify, t_com, latency, goodput, Σ tokens)."""
     n, k = gamma.shape
@@ -93,11 +93,14 @@ def round_rows(gamma, first_rej, t_draft, g_ul, g_dl, p_ul, p_dl, coins, cap, ha
             accepted[r, i] = a
             rejected[r, i] = acceptance.rejected_scalar(f, g)
             served[r, i] = a + 1 if (g > 0 or not drafting_only) else 0  # N_k = A_k + 1 in the batch
-    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[ROUND_PARAM.n0_ul_w_hz], params[ROUND_PARAM.n0_dl_w_hz],
-                        params[ROUND_PARAM.bandwidth_hz], params[ROUND_PARAM.payload_bits], int(params[ROUND_PARAM.policy]), False, True, modes,
+    reactive.solve_rows(rejected, g_ul, g_dl, p_ul, p_dl, coins, params[ROUND_PARAM.n0_ul_w_hz],
+                        params[ROUND_PARAM.n0_dl_w_hz],
+                        params[ROUND_PARAM.bandwidth_hz], params[ROUND_PARAM.payload_bits],
+                        int(params[ROUND_PARAM.policy]), False, True, modes,
                         reals[REAL_ROW.dl_power], reals[REAL_ROW.ul_delay], per_round[PER_ROUND.t_com])
     latency_rows(gamma, t_draft, params[ROUND_PARAM.t_verify_base_s], params[ROUND_PARAM.t_verify_per_device_s],
-                 params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s], drafting_only,
+                 params[ROUND_PARAM.t_verify_per_token_s], params[ROUND_PARAM.t_verify_per_padded_token_s],
+                 drafting_only,
                  per_round[PER_ROUND.t_draft], per_round[PER_ROUND.t_verify])
     for r in range(n):
         total = 0
@@ -133,7 +136,7 @@ def evaluate_round(
     not goodput (``tokens`` counts at most the cap; ``served`` counts them all). One compiled
     kernel serves a single round and a batch alike.
     """
-    policy = cfg.mode_policy if policy is None else policy
+    policy = cfg.radio.mode_policy if policy is None else policy
     if policy == "random" and coins is None:
         raise ValueError("policy='random' needs coins (uniform draws, one per device)")
     gamma = np.asarray(gamma)
@@ -143,7 +146,8 @@ def evaluate_round(
     ints, reals, rej, modes, per_round = kernel_outputs(n, k)
     round_rows(rows(gamma, lead, k, np.int64), rows(first_rejection, lead, k, np.int64), rows(t_draft, lead, k),
                 rows(g_ul, lead, k), rows(g_dl, lead, k),
-                flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead), flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
+                flat(cfg.p_ul_w if p_ul_w is None else p_ul_w, lead),
+               flat(cfg.p_dl_w if p_dl_w is None else p_dl_w, lead),
                 reactive.NO_COINS if coins is None else rows(coins, lead, k),
                 _NO_CAP if token_cap is None else rows(token_cap, lead, k, np.int64), token_cap is not None,
                 round_params(cfg, policy), ints, reals, rej, modes, per_round)
@@ -152,7 +156,8 @@ def evaluate_round(
 
 # the slots of kernel_result as plain ints: it runs on every step, where each NamedTuple attribute
 # lookup would cost ≈ 15 ns more
-_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = INT_ROW.tokens, INT_ROW.served, INT_ROW.accepted, REAL_ROW.dl_power, REAL_ROW.ul_delay
+_TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = (INT_ROW.tokens, INT_ROW.served, INT_ROW.accepted,
+                                                     REAL_ROW.dl_power, REAL_ROW.ul_delay)
 _T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PER_ROUND
 
 
@@ -176,8 +181,8 @@ def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundRe
 
 def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:
     """Output buffers of :func:`round_rows` for n rounds of K devices (``extra`` more [N, K]
-    rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.slots.Ints`,
-    :class:`~msenv.slots.Reals`)."""
+    rows in the int and float blocks, for a step kernel's own outputs: :class:`~msenv.model.slots.Ints`,
+    :class:`~msenv.model.slots.Reals`)."""
     return (np.empty((len(RoundInts) + extra, n, k), np.int64), np.empty((len(RoundReals) + extra, n, k)),
             np.empty((n, k), np.bool_), np.empty((n, k), np.int8), np.empty((len(PER_ROUND), n)))
 
@@ -190,12 +195,12 @@ assert Ints._fields[: len(RoundInts)] == RoundInts and Reals._fields[: len(Round
 
 @functools.lru_cache(maxsize=256)
 def round_params(cfg: SystemConfig, policy: str) -> np.ndarray:
-    """The config's numbers as the compiled round kernel takes them (:class:`~msenv.slots.RoundParams`)."""
+    """The config's numbers as the compiled round kernel takes them (:class:`~msenv.model.slots.RoundParams`)."""
     if policy not in reactive.POLICIES:
         raise ValueError(f"policy={policy!r} is not allowed; allowed: 'optimal', 'all_ul', 'all_dl', 'random'")
     t0, t1, t2, t3, drafting = latency.verify_args(cfg)
     return pack(RoundParams(
-        n0_ul_w_hz=cfg.n0_server_w_hz, n0_dl_w_hz=cfg.n0_device_w_hz, bandwidth_hz=cfg.bandwidth_hz,
+        n0_ul_w_hz=cfg.n0_server_w_hz, n0_dl_w_hz=cfg.n0_device_w_hz, bandwidth_hz=cfg.radio.bandwidth_hz,
         payload_bits=cfg.payload_bits, policy=reactive.POLICIES.index(policy), t_verify_base_s=t0,
         t_verify_per_device_s=t1, t_verify_per_token_s=t2, t_verify_per_padded_token_s=t3,
         drafting_only=float(drafting)))
@@ -208,7 +213,7 @@ def in_batch(gamma: np.ndarray, cfg: SystemConfig):
     """Which devices the verification pass serves (model §4 [R]): all of them
     (``verify_batch="all"``: a device with γ_k = 0 still gets the target model's next token) or
     only the drafting ones (``"drafting"``: a device with γ_k = 0 is not verified and gets nothing)."""
-    return True if cfg.verify_batch == "all" else np.asarray(gamma) > 0
+    return True if cfg.compute.verify_batch == "all" else np.asarray(gamma) > 0
 
 
 def saa_objective(
@@ -243,7 +248,8 @@ def saa_objective(
         return tokens / (t_cmp + t_com.mean(axis=-1))
     if objective == "mean_of_ratios":
         acc = acceptance.accepted_tokens(first_rejection[None], gammas[:, None])
-        tokens = ((acc + 1) * (served if cfg is None or cfg.verify_batch == "all" else served[:, None])).sum(axis=-1)
+        every = cfg is None or cfg.compute.verify_batch == "all"
+        tokens = ((acc + 1) * (served if every else served[:, None])).sum(axis=-1)
         return (tokens / (t_cmp[:, None] + t_com)).mean(axis=-1)
     raise ValueError(f"objective={objective!r} is not allowed; allowed: 'ratio', 'mean_of_ratios'")
 
@@ -267,7 +273,9 @@ def expected_goodput(
 
     ``gammas`` [C, K] candidates, ``first_rejection`` [S, K] shared samples (common random
     numbers). Returns [C]. :class:`baselines.saa.SAAEstimator` computes the same numbers
-    incrementally (re-solving only the samples whose rejected set changes).
+    incrementally (re-solving only the samples whose rejected set changes). ``objective``: as
+    :func:`saa_objective`; None is ``"ratio"`` (or, until msenv 0.7, the deprecated
+    ``saa_objective`` a config was given).
     """
     gammas = np.atleast_2d(np.asarray(gammas))
     rej = acceptance.rejected(first_rejection[None], gammas[:, None])  # [C, S, K]

@@ -46,8 +46,8 @@ def verify_args(cfg: SystemConfig | None) -> tuple:
     """The verification fit's terms as the compiled kernels take them (None: all 0)."""
     if cfg is None:
         return (0.0, 0.0, 0.0, 0.0, False)
-    return (cfg.t_verify_base_s, cfg.t_verify_per_device_s, cfg.t_verify_per_token_s,
-            cfg.t_verify_per_padded_token_s, cfg.verify_batch == "drafting")
+    return (cfg.compute.t_verify_base_s, cfg.compute.t_verify_per_device_s, cfg.compute.t_verify_per_token_s,
+            cfg.compute.t_verify_per_padded_token_s, cfg.compute.verify_batch == "drafting")
 
 
 def _latencies(gamma, t_draft, cfg: SystemConfig | None) -> tuple[np.ndarray, np.ndarray]:

@@ -17,8 +17,8 @@ import numpy as np
 
 
 class RoundParams(NamedTuple):
-    """Constants of the round kernel (:func:`msenv.goodput.round_rows`), built by
-    :func:`msenv.goodput.round_params`."""
+    """Constants of the round kernel (:func:`msenv.model.goodput.round_rows`), built by
+    :func:`msenv.model.goodput.round_params`."""
 
     n0_ul_w_hz: float  #: noise density at the server (uplink), W/Hz
     n0_dl_w_hz: float  #: noise density at a device (downlink), W/Hz
@@ -34,7 +34,7 @@ class RoundParams(NamedTuple):
 
 class StepParams(NamedTuple):
     """Constants of the step kernels (paper and model §11), built by
-    :func:`msenv.state.step_params`; flags are 0/1."""
+    :func:`msenv.engine.state.step_params`; flags are 0/1."""
 
     gamma_cap: float  #: γ_max + 1, the cap of a sampled first rejection
     fading_redraw: float  #: i.i.d. fading redrawn every round
@@ -129,7 +129,7 @@ class ComplexRows(NamedTuple):
 
 
 class Moments(NamedTuple):
-    """Rows of the grid belief's moments [3, N] (:func:`msenv.acceptance.moment_rows`)."""
+    """Rows of the grid belief's moments [3, N] (:func:`msenv.model.acceptance.moment_rows`)."""
 
     mean: int  #: predictive mean of the coming round's α
     sd: int  #: its standard deviation
@@ -168,9 +168,6 @@ COMPLEX_ROW: ComplexRows = _index(ComplexRows)
 MOMENT: Moments = _index(Moments)
 HISTORY: HistoryEntries = _index(HistoryEntries)
 COUNT: AcceptCounts = _index(AcceptCounts)
-#: the two-letter names of 0.5, kept for code that imports them
-RP, SP, SD, IR, FR, PR = ROUND_PARAM, STEP_PARAM, STEP_DRAW, INT_ROW, REAL_ROW, PER_ROUND
-DF, DB, CR, MO = DYN_REAL, DYN_FLAG, COMPLEX_ROW, MOMENT
 
 
 def pack(block: NamedTuple, dtype=float) -> np.ndarray:

@@ -49,8 +49,7 @@ from .files import load_bank, read_jsonl, read_npz, save_bank, write_jsonl, writ
 from .fit import fit
 from .model import ModelParams, generate_bank
 from .presets import PRESETS, Preset, preset_bank
-from .published import PUBLISHED
-from .published import PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
+from .published import PUBLISHED, PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
 from .split import split_indices
 from .stats import bootstrap, measure
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
+from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

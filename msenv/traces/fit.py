@@ -12,7 +12,7 @@ targets' length median and p90 (a log-normal's quantiles), the other eleven para
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize

@@ -157,5 +157,5 @@ def published_available(name: str) -> str | None:
     return None
 
 
-__all__ = ["LENGTHS", "PUBLISHED", "DATA", "PUBLISHED_FILES", "PUBLISHED_LIMIT", "SHIPPED", "Shipped", "TRACES_DIR_VAR", "published_available",
-           "published_source", "shipped_path"]
+__all__ = ["LENGTHS", "PUBLISHED", "DATA", "PUBLISHED_FILES", "PUBLISHED_LIMIT", "SHIPPED", "Shipped", "TRACES_DIR_VAR",
+           "published_available", "published_source", "shipped_path"]

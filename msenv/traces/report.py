@@ -50,8 +50,8 @@ def round_table(figures: dict[str, float], gammas, intervals=None) -> str:
         rows.append([str(g),
                      f"{_cell(figures, intervals, key('tokens', g))} ({_f(figures[key('iid_tokens', g)])})",
                      _cell(figures, intervals, key("p_nothing", g)),
-                     f"{_cell(figures, intervals, key('after_full', g))} / "
-                     f"{_cell(figures, intervals, key('after_rejected', g))}",
+                     (f"{_cell(figures, intervals, key('after_full', g))} / "
+                      f"{_cell(figures, intervals, key('after_rejected', g))}"),
                      _cell(figures, intervals, key("lag1", g))])
     head = ["γ", "tokens/round (i.i.d. at α_0)", "P(none accepted)", "first token after full / rejected", "lag-1"]
     return _grid("per round (each request decoded from its start at a fixed γ, rounds pooled)", head, rows)
