@@ -20,7 +20,8 @@
   and lets it scroll sideways in its own box): each figure PNG records its smallest label in
   pixels (``msenv:label-px``, written by ``evaluation.report.save_figure``), which the check
   scales by the width the page shows it at; a PNG without that record fails, except the
-  environments' own frames (:data:`FRAMES`);
+  environments' own frames (:data:`FRAMES`); an SVG's smallest label is its smallest
+  ``font-size`` over its ``viewBox`` width;
 * a broken image (``naturalWidth == 0``);
 * literal role markup (``:func:`…```) in the text.
 
@@ -268,10 +269,16 @@ def check_pages(site: Path, pages: list[str], widths=WIDTHS, timeout: float = 30
 def _label_faults(page: Path, img: dict) -> list[str]:
     """A figure's smallest label as shown on ``page`` against the body text (see the module's doc)."""
     src = img["src"].split("#")[0].split("?")[0]
-    if FRAMES.search(src) or not src.lower().endswith(".png"):
+    if FRAMES.search(src) or not src.lower().endswith((".png", ".svg")):
         return []
     path = (page.parent / src).resolve()
-    px = report.png_text(path).get(report.LABEL_PX_KEY) if path.is_file() else None
+    if src.lower().endswith(".svg"):
+        px, natural = _svg_label(path.read_text()) if path.is_file() else (None, None)
+        if px is None:
+            return [f"figure: {src} states no font size and viewBox (font-size=\"N\" on its text)"]
+        img = {**img, "natural": natural}
+    else:
+        px = report.png_text(path).get(report.LABEL_PX_KEY) if path.is_file() else None
     if px is None:
         return [f"figure: {src} records no label size (msenv:label-px); draw it with evaluation.report.save_figure"]
     shown = float(px) * img["shown"] / img["natural"]
@@ -280,8 +287,15 @@ def _label_faults(page: Path, img: dict) -> list[str]:
         under = (f"the body text's {img['body']:g}px" if img["wide"] else
                  f"{need:g}px ({PHONE_LABEL_SHARE:g} of the body text's {img['body']:g}px) on a {img['window']}px window")
         return [f"figure: {src}'s smallest label shows at {shown:.1f}px, under {under} "
-                f"(drawn {img['natural']}px wide, shown {img['shown']:.0f}px)"]
+                f"(drawn {img['natural']:g}px wide, shown {img['shown']:.0f}px)"]
     return []
+
+
+def _svg_label(svg: str) -> tuple[float | None, float | None]:
+    """An SVG's smallest ``font-size`` and its ``viewBox`` width (user units), or Nones."""
+    sizes = [float(s) for s in re.findall(r'font-size[=:]\s*"?([\d.]+)', svg)]
+    box = re.search(r'viewBox="\s*[-\d.]+[\s,]+[-\d.]+[\s,]+([\d.]+)', svg)
+    return (min(sizes), float(box.group(1))) if sizes and box else (None, None)
 
 
 def _html_pages(site: Path) -> list[str]:
@@ -347,6 +361,9 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     _png(site / "large.png", 1200, 40, {"msenv:label-px": "40"})  # shown at 600 px: 20 px labels
     _png(site / "phone.png", 1200, 40, {"msenv:label-px": "30"})  # 12 px labels at 480 px
     _png(site / "bare.png", 300, 40)
+    (site / "small.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 300 40" width="300" '
+                                    'height="40"><text x="4" y="20" font-size="12">8 px at 200 px</text></svg>')
+    (site / "svg.html").write_text(page % '<img src="small.svg" style="width:200px">')
     _png(site / "MultiSpin-v0.png", 300, 40)  # an env's frame: no record needed
     _png(site / "render.png", 300, 40)  # the landing page's round picture is a figure: it needs one
     (site / "round.html").write_text(page % '<img src="render.png">')
@@ -364,7 +381,8 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     found = check_pages(site, _html_pages(site), widths=(1280,))
     one = {name: found[f"{name}.html @1280px"] for name in
            ("wide", "document", "image", "math", "escaped", "notation", "role", "code", "table",
-            "small-labels", "no-record", "shell", "split", "summary", "output", "generated/env-x", "round")}
+            "small-labels", "no-record", "shell", "split", "summary", "output", "generated/env-x", "round",
+            "svg")}
     assert any("reaches 300px past" in f for f in one["wide"]), found
     assert any("the document is" in f for f in one["document"]), found
     assert any("broken image: missing.png" in f for f in one["image"]), found
@@ -378,6 +396,7 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     assert any("small.png's smallest label shows at 10.0px, under the body text's 16px" in f
                for f in one["small-labels"]), found
     assert any("bare.png records no label size" in f for f in one["no-record"]), found
+    assert any("small.svg's smallest label shows at 8.0px, under the body text's 16px" in f for f in one["svg"]), found
     assert any('split: the option "--episodes-and-rounds"' in f for f in one["split"]), found
     assert any("summary box:" in f for f in one["summary"]), found
     assert any("scrolls: a code block" in f for f in one["output"]), found  # output fits a wide window

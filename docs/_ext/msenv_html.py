@@ -9,8 +9,8 @@ stylesheet keeps on one line: the block wraps at spaces only, so ``--episodes`` 
 ``-`` / ``-episodes`` (a browser may break after a hyphen). The text — and so what a reader
 selects or copies — is unchanged. Program output (``text`` blocks) keeps its lines and scrolls.
 
-Every figure (a PNG that ``evaluation.report.save_figure`` wrote: it records its smallest label)
-sits in a ``span.msenv-figure`` box: the stylesheet gives the figure a minimum width at which its
+Every figure (a PNG that ``evaluation.report.save_figure`` wrote: it records its smallest label;
+an SVG with text) sits in a ``span.msenv-figure`` box: the stylesheet gives the figure a minimum width at which its
 labels stay readable, and the box scrolls sideways where the column is narrower (a phone).
 """
 
@@ -80,13 +80,16 @@ LABEL_PX_KEY = b"msenv:label-px"
 
 
 def is_figure(path) -> bool:
-    """Whether ``path`` is a PNG that records its smallest label (a figure, not a rendered frame)."""
+    """Whether ``path`` is a figure: a PNG that records its smallest label (not a rendered frame of
+    an env, which records none), or an SVG with text (the design page's house)."""
     from pathlib import Path
 
     path = Path(path)
-    if path.suffix.lower() != ".png" or not path.is_file():
+    if not path.is_file() or path.suffix.lower() not in (".png", ".svg"):
         return False
     head = path.read_bytes()
+    if path.suffix.lower() == ".svg":
+        return b"<text" in head
     return head.startswith(b"\x89PNG") and b"tEXt" + LABEL_PX_KEY + b"\0" in head.split(b"IDAT", 1)[0]
 
 
