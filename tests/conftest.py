@@ -1,3 +1,4 @@
+import importlib.util
 import json
 import os
 import subprocess
@@ -34,6 +35,21 @@ def built_site(tmp_path_factory) -> tuple[Path, dict]:
                                 str(root / "docs"), str(html)], capture_output=True, text=True, timeout=900, cwd=root)
             done.write_text(json.dumps({"returncode": r.returncode, "stderr": r.stderr}))
     return html, json.loads(done.read_text())
+
+
+@pytest.fixture
+def example():
+    """Imports a script of ``examples/`` by its name: ``example("rllib_ppo").main(...)`` runs the
+    code the docs show, and the test asserts on what it returns."""
+    root = Path(__file__).resolve().parents[1]
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(f"example_{name}", root / "examples" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load
 
 
 @pytest.fixture

@@ -262,19 +262,14 @@ def test_cli_help_documents_options():
         assert opt in text
 
 
-# the MLP, the device-set policy
 @pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])
-def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id):
+def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id, example):
+    """examples/rl_zoo3_train.py: rl-zoo3 trains on agents/hyperparams/ppo.yml, saves the agent and
+    its VecNormalize statistics, and SB3 plays them back."""
     pytest.importorskip("rl_zoo3")
-    r = _run([
-        "-m", "rl_zoo3.train", "--algo", "ppo", "--env", env_id,
-        "--gym-packages", "msenv", "--conf-file", "agents/hyperparams/ppo.yml",
-        "-n", "2048", "--eval-freq", "-1", "-f", str(tmp_path),
-        "--seed", "0", "--log-interval", "-1",
-    ])
-    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-3000:])
+    run = example("rl_zoo3_train").main(steps=2048, env_id=env_id, out=str(tmp_path))
     saved = list(tmp_path.rglob(f"{env_id.replace('/', '-')}.zip"))
-    assert saved, list(tmp_path.rglob("*"))
+    assert saved and saved[0].parent == run, list(tmp_path.rglob("*"))
     assert list(tmp_path.rglob("vecnormalize.pkl"))
 
 

@@ -16,7 +16,8 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
 #: the library a script needs beyond msenv[train]; without it the script's test skips
 NEEDS = {"tianshou_ppo.py": "tianshou", "skrl_ppo.py": "skrl", "torchrl_rollout.py": "torchrl",
-         "pettingzoo_parallel.py": "pettingzoo"}
+         "pettingzoo_parallel.py": "pettingzoo", "rllib_ppo.py": "ray.rllib", "rllib_pettingzoo.py": "ray.rllib",
+         "ray_evaluate.py": "ray", "tune_sweep.py": "ray.tune", "rl_zoo3_train.py": "rl_zoo3"}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -214,19 +214,14 @@ def test_gymnasium_make_vec_matches_single_envs(mode):
         venv.close()
 
 
-def test_cleanrl_style_ppo_loop():
+def test_cleanrl_style_ppo_loop(example):
     """The loop CleanRL's ppo.py runs (examples/cleanrl_loop.py, the script the docs show):
     SyncVectorEnv of RecordEpisodeStatistics(gym.make(id)), one categorical per device, clipped
     surrogate updates; the episodes' truncation reaches the loop."""
     pytest.importorskip("torch")
-    import importlib.util
     import math
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "examples" / "cleanrl_loop.py"
-    spec = importlib.util.spec_from_file_location("cleanrl_loop", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = example("cleanrl_loop")
     out = mod.main(steps=256, n_envs=2, n_steps=32)
     assert math.isfinite(out["loss"])
     assert out["lengths"] and all(n == mod.SMALL["episode_length"] for n in out["lengths"])
@@ -259,51 +254,17 @@ def ray_local():
     ray.shutdown()
 
 
-def test_rllib_ppo_trains_on_the_module_prefixed_id(ray_local):
-    from ray.rllib.algorithms.ppo import PPOConfig
-
-    config = (
-        PPOConfig()
-        .environment("msenv:" + ID, env_config=SMALL)
-        .env_runners(num_env_runners=1, rollout_fragment_length=32)
-        .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1)
-        .debugging(seed=0)
-    )
-    algo = config.build_algo()
-    try:
-        result = algo.train()
-    finally:
-        algo.stop()
+def test_rllib_ppo_trains_on_the_module_prefixed_id(ray_local, example):
+    """examples/rllib_ppo.py: RLlib's workers make the env from the "msenv:<id>" form."""
+    result = example("rllib_ppo").main(steps=64)
     sampled = result["env_runners"]["num_env_steps_sampled_lifetime"]
     assert sampled >= 64
 
 
-def test_rllib_pettingzoo_multi_agent(ray_local):
-    from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
-    from ray.tune.registry import register_env
-
-    from msenv.envs.marl import MultiSpinParallelEnv
-
-    register_env(
-        "msenv-marl", lambda cfg: ParallelPettingZooEnv(MultiSpinParallelEnv(**cfg))
-    )
-    agents = [f"device_{k}" for k in range(SMALL["num_devices"])]
-    config = (
-        PPOConfig()
-        .environment("msenv-marl", env_config=SMALL)
-        .multi_agent(
-            policies={"shared"},
-            policy_mapping_fn=lambda agent_id, episode, **kw: "shared",
-        )
-        .env_runners(num_env_runners=0, rollout_fragment_length=16)
-        .training(train_batch_size_per_learner=64, minibatch_size=32, num_epochs=1)
-        .debugging(seed=0)
-    )
-    algo = config.build_algo()
-    try:
-        result = algo.train()
-    finally:
-        algo.stop()
+def test_rllib_pettingzoo_multi_agent(ray_local, example):
+    """examples/rllib_pettingzoo.py: every device is an agent of the one shared policy."""
+    mod = example("rllib_pettingzoo")
+    result = mod.main(steps=64)
+    agents = [f"device_{k}" for k in range(mod.SMALL["num_devices"])]
     assert result["env_runners"]["num_agent_steps_sampled_lifetime"]
     assert set(result["env_runners"]["num_agent_steps_sampled_lifetime"]) == set(agents)

@@ -31,12 +31,10 @@ def _strip(results):
     return [{k: v for k, v in dataclasses.asdict(r).items() if k not in TIMING_METRICS} for r in results]
 
 
-def test_evaluate_as_ray_tasks_equals_the_local_run():
-    entries = [
-        parse_entry("greedy-saa"), parse_entry("fixed-3@all_dl"), parse_entry("random")
-    ]
-    local = evaluate(entries, SMALL, 3, seed=21, workers=1)
-    remote = evaluate(entries, SMALL, 3, seed=21, ray_address="local")
+def test_evaluate_as_ray_tasks_equals_the_local_run(example):
+    """examples/ray_evaluate.py: the same episodes played here and as Ray tasks."""
+    local, remote = example("ray_evaluate").main("local", episodes=3)
+    assert len(local) == 9
     assert _strip(remote) == _strip(local)
 
 
@@ -73,10 +71,15 @@ def test_ratio_to_reference_is_the_paired_ratio_of_the_harness():
     assert got == pytest.approx(rows[1]["rel_throughput"], rel=1e-12)
 
 
-def test_tune_sweep_quick(tmp_path):
+@pytest.mark.parametrize("run", ["example", "command"])
+def test_tune_sweep_quick(tmp_path, example, run):
+    """examples/tune_sweep.py, and ``python -m agents.tune --quick`` with the same settings."""
     from agents.tune import METRIC, main
 
-    rows = main(["--quick", "--out", str(tmp_path)])
+    if run == "example":
+        rows = example("tune_sweep").main(steps=2048, out=str(tmp_path))
+    else:
+        rows = main(["--quick", "--out", str(tmp_path)])
     assert len(rows) == 2
     assert [r[METRIC] for r in rows] == sorted((r[METRIC] for r in rows), reverse=True)
     for r in rows:

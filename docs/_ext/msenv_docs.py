@@ -548,13 +548,14 @@ def _modules(places: tuple[str, ...]) -> list[str]:
 
 def house_svg() -> str:
     """The picture of the house (docs/design.md): one floor per layer, top first, each with its
-    modules as they are on disk; every import points down a floor or more."""
+    modules as they are on disk; every import points down a floor or more. Every text is 16 px at
+    the picture's own width (the body text's size in the article column)."""
     import textwrap
 
-    width, left, gap, top, line = 660, 100, 22, 10, 21
+    width, left, gap, top, line = 660, 100, 22, 10, 22
     parts, y = [], top
     for i, (title, places, what) in enumerate(FLOORS):
-        rows = textwrap.wrap(" · ".join(_modules(places)), 56)
+        rows = textwrap.wrap(" · ".join(_modules(places)), 54)
         h = 36 + line * len(rows)
         if i:
             parts.append(f'<line x1="{left + 40}" y1="{y - gap}" x2="{left + 40}" y2="{y - 3}" stroke="#5b6b82" '
@@ -564,13 +565,13 @@ def house_svg() -> str:
         parts.append(f'<text x="{left + 12}" y="{y + 24}" font-size="16" font-weight="bold">{title}</text>')
         parts.append(f'<title>{title}: {what}</title>')
         for j, row in enumerate(rows):
-            parts.append(f'<text x="{left + 12}" y="{y + 46 + j * line}" font-size="15" '
+            parts.append(f'<text x="{left + 12}" y="{y + 46 + j * line}" font-size="16" '
                          f'font-family="monospace">{row}</text>')
         y += h + gap
     h = y - gap + 10
-    parts.append(f'<text x="8" y="{top + 30}" font-size="15" fill="#444">imports</text>'
-                 f'<text x="8" y="{top + 50}" font-size="15" fill="#444">point</text>'
-                 f'<text x="8" y="{top + 70}" font-size="15" fill="#444">down</text>'
+    parts.append(f'<text x="8" y="{top + 30}" font-size="16" fill="#444">imports</text>'
+                 f'<text x="8" y="{top + 50}" font-size="16" fill="#444">point</text>'
+                 f'<text x="8" y="{top + 70}" font-size="16" fill="#444">down</text>'
                  f'<line x1="40" y1="{top + 82}" x2="40" y2="{h - 30}" stroke="#5b6b82" stroke-width="3" '
                  'marker-end="url(#down)"/>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {h}" width="{width}" height="{h}" '

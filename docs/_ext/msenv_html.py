@@ -8,6 +8,10 @@ In a shell block (``bash``, ``sh``, ``console``) every word is wrapped in a ``sp
 stylesheet keeps on one line: the block wraps at spaces only, so ``--episodes`` never shows as
 ``-`` / ``-episodes`` (a browser may break after a hyphen). The text — and so what a reader
 selects or copies — is unchanged. Program output (``text`` blocks) keeps its lines and scrolls.
+
+Every figure (a PNG that ``evaluation.report.save_figure`` wrote: it records its smallest label;
+an SVG with text) sits in a ``span.msenv-figure`` box: the stylesheet gives the figure a minimum width at which its
+labels stay readable, and the box scrolls sideways where the column is narrower (a phone).
 """
 
 from __future__ import annotations
@@ -71,6 +75,37 @@ def breakable_cell_code(html: str) -> str:
     return "".join(out)
 
 
+#: the PNG text key of a figure's smallest label (``evaluation.report.LABEL_PX_KEY``)
+LABEL_PX_KEY = b"msenv:label-px"
+
+
+def is_figure(path) -> bool:
+    """Whether ``path`` is a figure: a PNG that records its smallest label (not a rendered frame of
+    an env, which records none), or an SVG with text (the design page's house)."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file() or path.suffix.lower() not in (".png", ".svg"):
+        return False
+    head = path.read_bytes()
+    if path.suffix.lower() == ".svg":
+        return b"<text" in head
+    return head.startswith(b"\x89PNG") and b"tEXt" + LABEL_PX_KEY + b"\0" in head.split(b"IDAT", 1)[0]
+
+
+def _box_figures(app, doctree) -> None:
+    """Every figure's image node inside an ``inline`` of class ``msenv-figure`` (a ``span``)."""
+    from docutils import nodes
+
+    for image in list(doctree.findall(nodes.image)):
+        uri = image.get("candidates", {}).get("*", image["uri"])
+        if "://" in uri or not is_figure(app.srcdir / uri):
+            continue
+        box = nodes.inline(classes=["msenv-figure"])
+        image.replace_self(box)
+        box.append(image)
+
+
 def _on_page_context(app, pagename, templatename, context, doctree) -> None:
     if "body" in context:
         context["body"] = breakable_cell_code(shell_blocks_nowrap(context["body"]))
@@ -78,4 +113,5 @@ def _on_page_context(app, pagename, templatename, context, doctree) -> None:
 
 def setup(app):
     app.connect("html-page-context", _on_page_context)
+    app.connect("doctree-read", _box_figures, priority=900)  # after Sphinx resolved the images' paths
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,12 +10,22 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parents[1]
 OUT = DOCS / "generated" / "leaderboard.md"
 
-HEADER = """# Leaderboard
+#: the page's opening: two sentences, then the suites' tables (the explanations follow them)
+LEAD = """# Leaderboard
 
-Every controller and learned agent on the benchmark suites (generated from the committed result
-files in `docs/leaderboard/`; each passes `python -m evaluation.benchmark --check FILE`).
+Every controller and learned agent on the benchmark suites, ranked by the interquartile mean (IQM)
+of its throughput relative to the suite's reference controller on the same test episodes, with 95%
+intervals over training seeds and test episodes. The page is generated from the committed result
+files in `docs/leaderboard/`, each of which passes `python -m evaluation.benchmark --check FILE`;
+[how a score is made](#how-a-score-is-made), [why its intervals come from a two-way
+bootstrap](#why-a-two-way-bootstrap) and [how to add your row](#add-your-row) follow the tables.
 
-**How a score is made.** A suite (`evaluation.suites`) is a named, versioned list of test cells:
+"""
+
+#: after the tables: how a score is made, why the bootstrap is two-way, how to add a row
+EXPLANATIONS = """## How a score is made
+
+A suite (`evaluation.suites`) is a named, versioned list of test cells:
 an id with config overrides, episodes × rounds, and test seeds from a block that no training,
 validation or results command of the repository uses (a test checks it). Every method plays
 every cell on the same seeds. An episode's score is its long-run throughput (Σ tokens / Σ time)
@@ -33,7 +43,9 @@ interval is over episodes only. The statistics follow `rliable` (Agarwal et al.,
 whose own stratified bootstrap resamples runs only (why not that, below). Decision times,
 and so real-time scores, depend on the machine and its load: each file says where it was run.
 
-**Why a two-way bootstrap.** A method's runs are its training seeds, and every seed plays the
+## Why a two-way bootstrap
+
+A method's runs are its training seeds, and every seed plays the
 same test episodes, so its score matrix (seeds × episodes × cells) has two sources of noise: the
 seed it was trained with, and the episodes the suite happened to draw. rliable's bootstrap treats
 the rows of such a matrix as independent runs; reshaping seeds × episodes into rows would count
@@ -45,7 +57,9 @@ tasks are the (cell, episode) pairs, as rliable's are its tasks. `tests/test_sta
 bootstrap against rliable where they coincide and against a brute-force enumeration of every
 resample of a small matrix.
 
-**Add your row.** Run the suite with your agents (one directory per training seed, in the
+## Add your row
+
+Run the suite with your agents (one directory per training seed, in the
 portable format that `train.py` writes) or your registered controller:
 
 ```bash
@@ -65,7 +79,6 @@ one line (exit 130 / 143) with every worker ended.
 The check recomputes the scores from the episodes, every aggregate and interval from the scores,
 and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
 changed since it was measured.
-
 """  # noqa: E501 (a command to copy, whole)
 
 
@@ -78,8 +91,8 @@ def _on_builder_inited(app) -> None:
     from evaluation.leaderboard import load_results, markdown
 
     OUT.parent.mkdir(exist_ok=True)
-    page = HEADER + markdown_math(markdown(load_results(DOCS / "leaderboard", root=DOCS.parent),
-                                           figures="../leaderboard"))
+    tables = markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard")
+    page = LEAD + markdown_math(tables).rstrip("\n") + "\n\n" + EXPLANATIONS
     if not OUT.exists() or OUT.read_text() != page:
         OUT.write_text(page)
 

@@ -101,7 +101,8 @@ def sensitivity(rows: list[dict]) -> str:
 def training(rows: list[dict]) -> str:
     """Per history window: the distribution over training seeds (median, range) overall and per
     preset; then every seed's run."""
-    presets = [k[len("ratio_"):] for k in rows[0] if k.startswith("ratio_") and k not in ("ratio_ci95", "ratio_vs_greedy")] if rows else []
+    overall = ("ratio_ci95", "ratio_vs_greedy")
+    presets = [k[len("ratio_"):] for k in rows[0] if k.startswith("ratio_") and k not in overall] if rows else []
     by = defaultdict(list)
     for r in rows:
         by[r["history"]].append(r)
