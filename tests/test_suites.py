@@ -242,9 +242,10 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
         return {r.strip("| ").split(" | ")[0]: r.strip("| ").split(" | ") for r in body}
 
     main = table("| method | seeds | IQM | P(> best rival) | real-time IQM | decide ms |")
-    more = table("| method | kind | training | shortfall | P(> reference) |")
+    more = table("| method | kind | training | measured | shortfall | P(> reference) |")
     assert set(main) == set(more) == {"greedy-saa", "computation-only", "fixed-2"}
     assert all(row[1] == "controller" for row in more.values()) and all(row[1] == "1" for row in main.values())
+    assert {row[3] for row in more.values()} == {res["date"]}  # the day the file was run
     iqm = {name: float(row[2].split()[0]) for name, row in main.items()}
     assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
     assert res["command"] in page
