@@ -1,7 +1,9 @@
 """The paper's greedy SAA on the exact Bayes filter of the fitted trace model (model §12).
 
 Where acceptance is replayed from a bank drawn from a preset of :mod:`msenv.traces`, the server
-knows the generative model (:mod:`msenv.traces.model`) but not a request's hidden level z nor the
+knows the generative model (:mod:`msenv.traces.model`); where it is replayed from a file, the server
+knows the model fitted to the file's train requests (a shipped bank carries its fit; for any other
+file, ``python -m msenv.traces fit FILE --split train`` writes one). It does not know a request's hidden level z nor the
 per-position state S_q ∈ {low, high}. :class:`TraceFilterSAA` keeps, per device, the posterior of
 (z, S_p) at the device's current position p given every round of its current request, and hands
 the predictive survival P(acc_len[p] > j) to the greedy SAA (as
@@ -50,11 +52,13 @@ import numpy as np
 from numba import njit
 
 from msenv.engine.context import RoundContext
-from msenv.traces import PRESETS, ModelParams
+from msenv.traces import PRESETS, SHIPPED, ModelParams, fitted_model, read_fit
 from msenv.traces.model import FREE_DEPTH
 
 from .greedy import GreedySAA, greedy_search
 
+#: the trace sources with a fitted model: the presets and the shipped banks with a fit
+_FITTED = (*sorted(PRESETS), *sorted(n for n, b in SHIPPED.items() if b.fit is not None))
 LOW, HIGH = 0, 1  #: the hidden state's index in the filter's arrays
 #: |logit| bound of the per-level probabilities, the model generator's (no 0 or 1 from extreme levels)
 LOGIT_SPAN = 30.0
@@ -191,23 +195,29 @@ class TraceFilterSAA(GreedySAA):
     the fitted trace model (module docstring).
 
     Args:
-        preset: the preset of :data:`~msenv.traces.PRESETS` whose model is filtered (default: the
-            config's ``trace_source``, which must then name a preset).
+        preset: the trace source whose fitted model is filtered (:func:`~msenv.traces.fitted_model`: a
+            preset, a shipped bank); default: the config's ``trace_source``, which must then have one.
+        params: instead, a PARAMS.json written by ``python -m msenv.traces fit`` (for a bank file or a
+            published file: fit its train requests with ``--split train``).
         levels: points of the Gauss–Hermite grid of the request's level z (2 … 128).
         **kwargs: :class:`~baselines.greedy.GreedySAA`'s ``n_samples``, ``objective``, ``policy``.
     """
 
     name = "trace-filter-saa"
 
-    def __init__(self, preset: str | None = None, levels: int = 24, **kwargs) -> None:
+    def __init__(self, preset: str | None = None, levels: int = 24, params=None, **kwargs) -> None:
         super().__init__(**kwargs)
         owner = type(self).__name__
-        if preset is not None and (not isinstance(preset, str) or preset not in PRESETS):
+        if preset is not None and (not isinstance(preset, str) or fitted_model(preset) is None):
             raise ValueError(f"{owner} preset={preset!r} is unknown; allowed: None (the config's trace_source) or "
-                             f"{' | '.join(sorted(PRESETS))}")
+                             f"a source with a fitted model: {' | '.join(_FITTED)}")
+        if params is not None and preset is not None:
+            raise ValueError(f"{owner} preset={preset!r} and params={params!r} are both given; allowed: at most one")
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not 2 <= levels <= 128:
             raise ValueError(f"{owner} levels={levels!r} is invalid; allowed: an integer in [2, 128]")
         self.preset, self.levels = preset, int(levels)
+        #: the model given as a PARAMS.json of ``python -m msenv.traces fit`` (read now: a bad file fails here)
+        self.params = None if params is None else (str(params), *read_fit(params))
         self._models: dict[str, FilterModel] = {}
         self.model: FilterModel | None = None  #: the model filtered in this episode
         self.belief: np.ndarray | None = None  #: [K, G, 2] each device's posterior of (z, S) at its position
@@ -217,20 +227,22 @@ class TraceFilterSAA(GreedySAA):
         self.belief = None
 
     def model_for(self, config) -> FilterModel:
-        """The filtered model of ``config``: ``preset`` when given, else the preset its
-        ``trace_source`` names; ``ValueError`` in one line for a source with no fitted model."""
-        name = self.preset
-        if name is None:
-            source = getattr(config, "trace_source", None)
-            if source not in PRESETS:
-                what = "no trace" if source is None else ("not a preset: a bank file, a shipped or published bank "
-                                                          "or a mix has no fitted model of its own")
-                raise ValueError(f"config field trace_source={source!r} is invalid for {type(self).__name__}: it is "
-                                 f"{what}; allowed: a preset ({' | '.join(sorted(PRESETS))}), or name one with "
-                                 f"preset=")
-            name = source
+        """The filtered model of ``config``: ``params`` or ``preset`` when given, else the model
+        fitted to its ``trace_source`` (a preset's, a shipped bank's fit of its train requests);
+        ``ValueError`` in one line for a source with no fitted model."""
+        if self.params is not None:
+            name, params, cap = self.params
+        else:
+            name = self.preset if self.preset is not None else getattr(config, "trace_source", None)
+            fitted = None if name is None else fitted_model(name)
+            if fitted is None:
+                what = "no trace" if name is None else "a source with no fitted model (a bank file, a published file, a mix)"
+                raise ValueError(f"config field trace_source={name!r} is invalid for {type(self).__name__}: it is "
+                                 f"{what}; allowed: {' | '.join(_FITTED)}, or params=PARAMS.json (`python -m "
+                                 f"msenv.traces fit FILE --split train --out PARAMS.json`) or preset=")
+            params, cap = fitted
         if name not in self._models:
-            self._models[name] = filter_model(PRESETS[name].params, PRESETS[name].cap, self.levels)
+            self._models[name] = filter_model(params, cap, self.levels)
         return self._models[name]
 
     def survival(self, gamma_max: int) -> np.ndarray:

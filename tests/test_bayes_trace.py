@@ -5,6 +5,7 @@ Carlo draws of the model's own generator and against a large bank, one-line erro
 from __future__ import annotations
 
 import dataclasses
+import json
 import itertools
 
 import gymnasium as gym
@@ -14,8 +15,8 @@ import pytest
 import msenv
 from baselines import make_controller
 from baselines.bayes_trace import TraceFilterSAA
-from evaluation.harness import Entry, evaluate
-from msenv.traces import PRESETS, preset_bank, save_bank
+from evaluation.harness import Entry, evaluate, play
+from msenv.traces import PRESETS, fitted_model, preset_bank, save_bank
 from msenv.traces.model import DRAWS_PER_POSITION, FREE_DEPTH, fill_bank
 
 ID = "msenv/MultiSpin-Traces-v0"
@@ -191,6 +192,44 @@ def test_bad_presets_and_sources_are_answered_in_one_line(tmp_path):
     named = TraceFilterSAA(preset="cnn-eagle")  # a preset named by the caller filters a file's bank
     named.reset(0)
     assert named.act(ctx).shape == (3,)
+    (tmp_path / "bad.json").write_text('{"params": {"stay": 0.5}}')
+    with pytest.raises(ValueError, match="bad.json: not a PARAMS.json") as e:
+        TraceFilterSAA(params=tmp_path / "bad.json")
+    assert "\n" not in str(e.value)
+    with pytest.raises(ValueError, match="at most one"):
+        TraceFilterSAA(preset="cnn-eagle", params=tmp_path / "bad.json")
+
+
+def test_a_fit_file_is_filtered_as_the_model_it_holds(tmp_path):
+    """params=PARAMS.json (the fit CLI's format) filters the model it names: with a preset's own
+    parameters written into it, the same decisions as preset=; a shipped bank filters its own fit."""
+    spec = {"params": PRESETS["sharegpt-ngram"].params.as_dict(), "cap": PRESETS["sharegpt-ngram"].cap,
+            "drafter": "ngram"}
+    (tmp_path / "p.json").write_text(json.dumps(spec))
+    cfg = msenv.env_config(ID, trace_source="sharegpt-ngram", episode_length=12)
+    played = {}
+    for name, kw in (("preset", dict(preset="sharegpt-ngram")), ("params", dict(params=tmp_path / "p.json"))):
+        ctrl = TraceFilterSAA(n_samples=64, **kw)
+        played[name] = [g.tolist() for _, g, _, _, _ in play(ctrl, cfg, 3)]
+    assert played["preset"] == played["params"]
+    shipped = msenv.env_config(ID, trace_source="eagle-mix-v1", episode_length=3)
+    fit_params, cap = fitted_model("eagle-mix-v1")
+    ctrl = TraceFilterSAA(n_samples=64)
+    assert ctrl.model_for(shipped).cap == cap == 20 and fit_params != PRESETS["gsm8k-eagle"].params
+    assert all(g.shape == (20,) for _, g, _, _, _ in play(ctrl, shipped, 1))
+
+
+def test_the_shipped_fit_is_fitted_to_its_banks_train_requests_only():
+    from msenv.traces import SHIPPED, load_bank, measure, shipped_path, split_indices
+    from msenv.traces.published import DATA
+    from msenv.traces.stats import TARGET_GAMMAS
+
+    for name, item in SHIPPED.items():
+        doc = json.loads((DATA / item.fit).read_text())
+        bank = load_bank(shipped_path(name))
+        train = measure(bank.subset(split_indices(bank)["train"]), TARGET_GAMMAS)
+        assert item.sha256 in doc["source"] and doc["requests"] == train["requests"] < len(bank)
+        assert doc["targets"] == pytest.approx(train)
 
 
 def test_it_plays_full_episodes_and_replays_them_bit_for_bit():

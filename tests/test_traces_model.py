@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from msenv.traces import PRESETS, PUBLISHED, ModelParams, generate_bank, load_bank, measure, preset_bank
+from msenv.traces import PRESETS, PUBLISHED, ModelParams, generate_bank, load_bank, measure, preset_bank, split_indices
 from msenv.traces.__main__ import main
 from msenv.traces.fit import RELATIVE, TOLERANCES, CommonDraws
 from msenv.traces.model import FREE_DEPTH
@@ -174,11 +174,19 @@ def test_fit_writes_parameters_that_generate_reads(tmp_path, capsys):
     out = tmp_path / "again.npz"
     assert main(["generate", "--params", str(params), "--out", str(out)]) == 0
     assert len(load_bank(out)) == 30
+    train = tmp_path / "train.json"  # --split: the targets are the figures of that part's requests only
+    assert main(["fit", str(src), "--split", "train", "--out", str(train), "--evals", "4", "--scale", "1"]) == 0
+    bank = load_bank(src)
+    part = bank.subset(split_indices(bank)["train"])
+    spec = json.loads(train.read_text())
+    assert spec["requests"] == len(part) < 30 and "train requests" in spec["source"]
+    assert spec["targets"]["alpha_0"] == pytest.approx(measure(part)["alpha_0"])
 
 
 @pytest.mark.parametrize("argv", [
     ["stats", "missing.jsonl", "--drafter", "eagle"], ["stats", "x.npz", "--gammas", "0"], ["stats"],
     ["stats", "--preset", "gsm8k-medusa"], ["generate", "--preset", "gsm8k-eagle"], ["fit", "--out", "p.json"],
+    ["fit", "--published", "gsm8k-eagle", "--split", "train", "--out", "p.json"],
     ["stats", "--preset", "gsm8k-eagle", "--boot", "1"], ["generate", "--out", "x.npz"],
 ])
 def test_bad_arguments_exit_2_with_one_line(argv, tmp_path, monkeypatch, capsys):

@@ -48,7 +48,7 @@ from .bank import DRAFTERS, TraceBank
 from .files import load_bank, read_jsonl, read_npz, save_bank, write_jsonl, write_npz
 from .fit import fit
 from .model import ModelParams, generate_bank
-from .presets import PRESETS, Preset, preset_bank
+from .presets import PRESETS, Preset, fitted_model, preset_bank, read_fit
 from .published import PUBLISHED, PUBLISHED_FILES, SHIPPED, published_available, published_source, shipped_path
 from .split import split_indices
 from .stats import bootstrap, measure
@@ -56,4 +56,4 @@ from .stats import bootstrap, measure
 __all__ = ["DRAFTERS", "PRESETS", "PUBLISHED", "PUBLISHED_FILES", "SHIPPED", "published_available", "published_source",
            "shipped_path", "ModelParams", "Preset", "TraceBank", "bootstrap", "fit",
            "generate_bank", "load_bank", "measure", "preset_bank", "read_jsonl", "read_npz", "save_bank",
-           "split_indices", "write_jsonl", "write_npz"]
+           "split_indices", "write_jsonl", "write_npz", "fitted_model", "read_fit"]

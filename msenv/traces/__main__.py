@@ -2,7 +2,7 @@
 
     python -m msenv.traces stats FILE [--drafter eagle|ngram] [--gammas 1 2 …] [--drop-limit N] [--boot B]
     python -m msenv.traces stats --preset NAME [--requests N] [--seed S]
-    python -m msenv.traces fit FILE [--drafter …] [--drop-limit N] --out PARAMS.json
+    python -m msenv.traces fit FILE [--drafter …] [--drop-limit N] [--split train] --out PARAMS.json
     python -m msenv.traces fit --published NAME --out PARAMS.json     (a preset's published figures)
     python -m msenv.traces generate --preset NAME --requests N --seed S --out FILE(.npz | .jsonl)
     python -m msenv.traces generate --params PARAMS.json --requests N --seed S --out FILE
@@ -24,6 +24,7 @@ from .model import ModelParams, generate_bank
 from .presets import PRESETS, preset_bank
 from .published import PUBLISHED
 from .report import tables
+from .split import PARTS, split_indices
 from .stats import TARGET_GAMMAS, bootstrap, measure
 
 #: the γ's of the per-round table unless --gammas says otherwise
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fit", help="fit the generative model to a bank's (or a preset's published) figures")
     source_args(f, preset=False)
     f.add_argument("--published", choices=sorted(PUBLISHED), help="fit to this preset's published figures")
+    f.add_argument("--split", choices=PARTS, help="fit to this part of the bank's request split only (default: all)")
     f.add_argument("--out", type=Path, required=True, help="where to write the fitted parameters (JSON)")
     f.add_argument("--scale", type=_positive, default=8, help="fit banks have scale × the source's requests (8)")
     f.add_argument("--evals", type=_positive, default=3000, help="objective evaluations per starting point (3000)")
@@ -114,15 +116,19 @@ def _stats(args, parser) -> str:
 def _fit(args, parser) -> str:
     """``fit``: fit the model to a bank's figures or a preset's published ones; write PARAMS.json."""
     if args.published is not None:
-        if args.file is not None:
-            parser.error("give a FILE or --published, not both")
+        if args.file is not None or args.split is not None:
+            parser.error("give a FILE (with --split, if any) or --published, not both")
         targets = dict(PUBLISHED[args.published])
         drafter, source = args.published.split("-")[1], f"published figures of {args.published}"
     else:
         if args.file is None:
             parser.error("a FILE (or --published) is required")
         bank = load_bank(args.file, drafter=args.drafter, cap=args.cap, drop_limit=args.drop_limit)
-        targets, drafter, source = measure(bank, TARGET_GAMMAS), bank.drafter, f"{bank.source} (sha256 {bank.sha256})"
+        source = f"{bank.source} (sha256 {bank.sha256})"
+        if args.split is not None:
+            bank = bank.subset(split_indices(bank)[args.split])
+            source += f", its {args.split} requests"
+        targets, drafter = measure(bank, TARGET_GAMMAS), bank.drafter
     cap, requests = int(targets["cap"]), int(targets["requests"])
     params, objective = fit(targets, cap, drafter, args.scale * requests, seed=args.seed, max_evals=args.evals)
     fitted = measure(generate_bank(params, args.scale * requests, seed=args.seed, cap=cap, drafter=drafter))

@@ -10,12 +10,15 @@ carries its drafter, its cap and its source's request count (a default bank has 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from .bank import TraceBank
 from .model import ModelParams, generate_bank
+from .published import DATA, SHIPPED
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,29 @@ PRESETS: dict[str, Preset] = {
         drafter="ngram", cap=21, requests=495, source=_source("instructcoder")),
 }
 
-__all__ = ["PRESETS", "Preset", "preset_bank"]
+__all__ = ["PRESETS", "Preset", "fitted_model", "preset_bank", "read_fit"]
+
+
+def read_fit(path) -> tuple[ModelParams, int]:
+    """(parameters, cap) of a PARAMS.json written by ``python -m msenv.traces fit``; ``ValueError``
+    in one line naming the file when it is not one."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text())
+        return ModelParams(**doc["params"]), int(doc["cap"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` ({type(e).__name__}: {e})") from None
+
+
+def fitted_model(source: str) -> tuple[ModelParams, int] | None:
+    """(parameters, cap) of the model fitted to trace source ``source``: a preset's own; a shipped
+    bank's fit of its train requests (:attr:`~msenv.traces.published.Shipped.fit`); None for any
+    other source (a bank file, a published file: fit one with ``python -m msenv.traces fit``)."""
+    if source in PRESETS:
+        return PRESETS[source].params, PRESETS[source].cap
+    if source in SHIPPED and SHIPPED[source].fit is not None:
+        return read_fit(DATA / SHIPPED[source].fit)
+    return None
 
 
 def preset_bank(name: str, requests: int | None = None, seed: int | np.random.Generator = 0) -> TraceBank:

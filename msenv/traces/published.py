@@ -94,6 +94,9 @@ class Shipped(NamedTuple):
     file: str  #: its file in :data:`DATA`
     sha256: str  #: the file's SHA-256
     description: str
+    #: the model fitted to the bank's train requests, a PARAMS.json in :data:`DATA` written by
+    #: ``python -m msenv.traces fit FILE --split train`` (what a model-based controller filters)
+    fit: str | None = None
 
 
 #: name → a bank msenv ships
@@ -101,7 +104,8 @@ SHIPPED: dict[str, Shipped] = {
     "eagle-mix-v1": Shipped("eagle-mix-v1.npz", "cf32b45ad0844cf32cb328ce59e8a3b07ad8358bdf690b89d4bdebdb9fb317a9",
                             "400 requests, 100 drawn from each EAGLE preset (gsm8k, sharegpt, cnn, instructcoder) "
                             "with seed 2027, written by msenv's .npz writer: a heterogeneous workload replayed from "
-                            "a file"),
+                            "a file",
+                            fit="eagle-mix-v1.fit.json"),
 }
 
 #: data set → (the published file's name, its pinned SHA-256 or None)
