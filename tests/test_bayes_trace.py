@@ -5,8 +5,8 @@ Carlo draws of the model's own generator and against a large bank, one-line erro
 from __future__ import annotations
 
 import dataclasses
-import json
 import itertools
+import json
 
 import gymnasium as gym
 import numpy as np
