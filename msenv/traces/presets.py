@@ -127,7 +127,8 @@ def read_fit(path) -> tuple[ModelParams, int]:
         doc = json.loads(path.read_text())
         return ModelParams(**doc["params"]), int(doc["cap"])
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` ({type(e).__name__}: {e})") from None
+        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` "
+                         f"({type(e).__name__}: {e})") from None
 
 
 def fitted_model(source: str) -> tuple[ModelParams, int] | None:
