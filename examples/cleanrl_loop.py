@@ -73,7 +73,7 @@ def main(steps: int = 2048, n_envs: int = 4, n_steps: int = 64) -> dict:
             opt.step()
     print(f"CleanRL-style PPO: {len(returns)} episodes, last return {returns[-1]:.1f}")
     envs.close()
-    return {"returns": returns, "lengths": lengths, "loss": float(loss)}
+    return {"returns": returns, "lengths": lengths, "loss": loss.item()}
 
 
 RecordEpisodeStatistics = gym.wrappers.RecordEpisodeStatistics

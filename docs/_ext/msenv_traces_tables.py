@@ -91,8 +91,12 @@ def tuning(rows: list[dict]) -> str:
     return _table(["preset", "rule", "chosen setting", "throughput, tokens/s (validation)"], body)
 
 
+#: the sensitivity CSV's names of what varies, as the page writes them
+VARIED = {"P_dl dBm": r"$P_\mathrm{dl}$ (dBm)"}
+
+
 def sensitivity(rows: list[dict]) -> str:
-    body = [[f"`{r['preset']}`", r["varied"], f"{float(r['value']):g}", f"`{r['controller']}`",
+    body = [[f"`{r['preset']}`", VARIED.get(r["varied"], r["varied"]), f"{float(r['value']):g}", f"`{r['controller']}`",
              f"{float(r['ratio_vs_best_fixed']):.3f} ± {float(r['ratio_ci95']):.3f}", f"`{r['best_fixed']}`"]
             for r in rows]
     return _table(["preset", "varied", "value", "controller", "throughput / best fixed", "best fixed"], body)
