@@ -125,6 +125,9 @@ class Suite:
     controllers: tuple[str, ...] = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only")
     #: "test" (scores reported as results) or "validation" (for choosing among agents; never a result)
     kind: str = "test"
+    #: controllers of ``controllers`` that see what a server cannot (upper references): they play
+    #: and are scored, but are never the best rival a method's P(improvement) is computed against
+    oracles: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in SUITE_KINDS:
@@ -139,6 +142,9 @@ class Suite:
         if len(blocks) != 1:
             raise ValueError(f"suite {self.name!r}: its cells mix test and validation seeds; allowed: every cell in the "
                              "test block, or (a validation suite) every cell in the validation block")
+        if not set(self.oracles) <= set(self.controllers):
+            raise ValueError(f"suite {self.name!r}: oracles={self.oracles!r} is invalid; allowed: controllers of the "
+                             f"suite ({', '.join(self.controllers)})")
         block = SUITE_KINDS[self.kind]
         for c in self.cells:
             if c.seed not in block:
@@ -170,8 +176,9 @@ class Suite:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "reference": self.reference,
-                "controllers": list(self.controllers), "cells": [c.to_dict() for c in self.cells]}
+        out = {"name": self.name, "description": self.description, "reference": self.reference,
+               "controllers": list(self.controllers), "cells": [c.to_dict() for c in self.cells]}
+        return out | ({"oracles": list(self.oracles)} if self.oracles else {})
 
 
 def _cells(index: int, specs: list[tuple]) -> tuple[Cell, ...]:
@@ -212,7 +219,7 @@ TRACE_REAL_CELLS = [(f"{s}-{d}", TRACES, 10, 100, {"trace_source": f"published:{
 #: draft length, and the clairvoyant reference (an oracle: it knows each round's first rejections)
 TRACE_RIVALS = dict(reference="greedy-saa", controllers=(
     "greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristic", "hf-budget", "ucb-lengths", "ucb-budget",
-    "last-outcome", "best-fixed", "clairvoyant"))
+    "last-outcome", "best-fixed", "clairvoyant"), oracles=("clairvoyant",))
 WITH_LOCAL_SEARCH = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")
 DYNAMIC_RIVALS = dict(reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform",
                                                               "computation-only"))

@@ -104,6 +104,23 @@ def test_cells_and_suites_refuse_bad_values_naming_them():
         get_suite("nope")
     with pytest.raises(TypeError):
         c.overrides["p_dl_dbm"] = 3.0  # a suite's content never changes under its name
+    with pytest.raises(ValueError, match="oracles=.*allowed: controllers of the suite"):
+        Suite("x-v0", "", (c,), oracles=("clairvoyant",))
+
+
+def test_an_oracle_plays_but_is_never_the_best_rival():
+    import dataclasses
+
+    from evaluation.benchmark.score import rivals_of
+
+    suite = dataclasses.replace(SMALL, controllers=("greedy-saa", "fixed-2", "clairvoyant"), oracles=("clairvoyant",))
+    ones = np.ones((1, 3, 2))
+    matrices = {"greedy-saa": ones, "fixed-2": 1.1 * ones, "clairvoyant": 1.3 * ones, "mine": 1.2 * ones}
+    kinds = {"greedy-saa": "controller", "fixed-2": "controller", "clairvoyant": "controller", "mine": "agent"}
+    assert rivals_of(suite, matrices, kinds) == {"reference": "greedy-saa", "best_rival": "fixed-2"}
+    assert rivals_of(SMALL, matrices, kinds)["best_rival"] == "clairvoyant"  # no oracles named: the best controller
+    assert suite.to_dict()["oracles"] == ["clairvoyant"] and "oracles" not in SMALL.to_dict()
+    assert get_suite("traces-v1").oracles == ("clairvoyant",)
 
 
 SMALL = Suite("paper-v1", "a small suite for the tests", (

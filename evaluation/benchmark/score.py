@@ -50,8 +50,10 @@ def score_matrices(suite: Suite, rows: Sequence[dict[str, Any]]) -> dict[str, di
 
 def rivals_of(suite: Suite, matrices: dict[str, np.ndarray], kinds: dict[str, str]) -> dict[str, str]:
     """The methods every row's probability of improvement is computed against: the suite's
-    reference, and its best rival — the controller of the file with the highest IQM."""
-    points = {m: stats.point(a)["iqm"] for m, a in matrices.items() if kinds[m] == "controller"}
+    reference, and its best rival — the controller of the file with the highest IQM (the suite's
+    oracles left out: upper references, not rivals)."""
+    points = {m: stats.point(a)["iqm"] for m, a in matrices.items()
+              if kinds[m] == "controller" and m not in suite.oracles}
     return {"reference": suite.reference, "best_rival": stats.best_rival(points, list(points))}
 
 

@@ -107,7 +107,10 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
         rivals = sorted({doc["statistics"]["rivals"]["throughput"]["best_rival"] for _, doc in files})
         parts += [f"Scores are throughput relative to `{suite.reference}` on the same episode; 95% intervals of the "
                   "two-way bootstrap (training seeds and test episodes; one seed: episodes only). Best rival: "
-                  + ", ".join(f"`{r}`" for r in rivals) + ". Seeds marked *shared* were trained by a `train.py` "
+                  + ", ".join(f"`{r}`" for r in rivals) + "."
+                  + (" Oracles (upper references that see what a server cannot; never a rival): "
+                     + ", ".join(f"`{o}`" for o in suite.oracles) + "." if suite.oracles else "")
+                  + " Seeds marked *shared* were trained by a `train.py` "
                   "that gave seed s the environment seeds s … s + 15, so they share streams.", "",
                   "| method | seeds | IQM | P(> best rival) | real-time IQM | decide ms |",
                   "|---|---|---|---|---|---|"]
