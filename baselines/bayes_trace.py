@@ -236,7 +236,7 @@ class TraceFilterSAA(GreedySAA):
             name = self.preset if self.preset is not None else getattr(config, "trace_source", None)
             fitted = None if name is None else fitted_model(name)
             if fitted is None:
-                what = "no trace" if name is None else "a source with no fitted model (a bank file, a published file, a mix)"
+                what = "no trace" if name is None else "a source with no fitted model (a bank file, a mix)"
                 raise ValueError(f"config field trace_source={name!r} is invalid for {type(self).__name__}: it is "
                                  f"{what}; allowed: {' | '.join(_FITTED)}, or params=PARAMS.json (`python -m "
                                  f"msenv.traces fit FILE --split train --out PARAMS.json`) or preset=")

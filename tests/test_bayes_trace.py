@@ -212,6 +212,8 @@ def test_a_fit_file_is_filtered_as_the_model_it_holds(tmp_path):
         ctrl = TraceFilterSAA(n_samples=64, **kw)
         played[name] = [g.tolist() for _, g, _, _, _ in play(ctrl, cfg, 3)]
     assert played["preset"] == played["params"]
+    assert fitted_model("published:gsm8k-eagle") == (PRESETS["gsm8k-eagle"].params, PRESETS["gsm8k-eagle"].cap)
+    assert fitted_model("mix:cnn-ngram,gsm8k-eagle") is None and fitted_model(str(tmp_path / "b.npz")) is None
     shipped = msenv.env_config(ID, trace_source="eagle-mix-v1", episode_length=3)
     fit_params, cap = fitted_model("eagle-mix-v1")
     ctrl = TraceFilterSAA(n_samples=64)

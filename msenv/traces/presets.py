@@ -133,8 +133,12 @@ def read_fit(path) -> tuple[ModelParams, int]:
 
 def fitted_model(source: str) -> tuple[ModelParams, int] | None:
     """(parameters, cap) of the model fitted to trace source ``source``: a preset's own; a shipped
-    bank's fit of its train requests (:attr:`~msenv.traces.published.Shipped.fit`); None for any
-    other source (a bank file, a published file: fit one with ``python -m msenv.traces fit``)."""
+    bank's fit of its train requests (:attr:`~msenv.traces.published.Shipped.fit`); a published
+    file's preset (``published:gsm8k-eagle`` → ``gsm8k-eagle``, fitted to the published figures of
+    the whole file, its test requests included); None for any other source (a bank file, a mix: fit
+    one with ``python -m msenv.traces fit FILE --split train``)."""
+    if isinstance(source, str) and source.startswith("published:"):
+        source = source[len("published:"):]
     if source in PRESETS:
         return PRESETS[source].params, PRESETS[source].cap
     if source in SHIPPED and SHIPPED[source].fit is not None:
