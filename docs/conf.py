@@ -36,6 +36,7 @@ extensions = [
     "msenv_leaderboard",
     "msenv_figures",
     "msenv_traces_tables",
+    "msenv_main_job_tables",
 ]
 source_suffix = {".md": "markdown"}
 myst_enable_extensions = ["colon_fence", "dollarmath", "deflist", "attrs_inline"]
