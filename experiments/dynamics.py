@@ -186,7 +186,7 @@ def plot(rows, gap_rows, path: Path) -> None:
                                 yerr=[r["throughput_ci95"] for r in pts], color=c, ls=ls, marker="o", ms=4,
                                 capsize=2, label=scheme)
                 handles.setdefault(scheme, h)
-            ax.set_title(f"P_dl = {p:g} dBm")
+            ax.set_title(rf"$P_\mathrm{{dl}}$ = {p:g} dBm")
             ax.set_ylabel("throughput (tok/s)")
             _x_axis(ax, sw, xs)
         gap_handles: dict[str, object] = {}

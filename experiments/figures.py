@@ -203,7 +203,7 @@ def plot_fig7(rows: list[dict], path: Path, title: str) -> None:
         bars = [ax[2].bar(x, acc, w, color="tab:green"), ax[2].bar(x, ul, w, bottom=acc, color="tab:blue"),
                 ax[2].bar(x, dl, w, bottom=acc + ul, color="tab:red")]
         ax[2].set_ylabel("share of devices")
-        ax[2].set_xlabel("DL power budget P_dl (dBm)")
+        ax[2].set_xlabel(r"DL power budget $P_\mathrm{dl}$ (dBm)")
         fig.suptitle(_heading(rows, title))
         figure_legend(fig, bars, ["all accepted", "corrected via UL", "corrected via DL"])
         save_figure(fig, path)
@@ -226,7 +226,7 @@ def plot_fig9(rows: list[dict], path: Path, title: str) -> None:
                 c, m, lab = _SCHEME_STYLE.get(scheme, ("k", "o", scheme))
                 ax.errorbar([r["x"] for r in rs], [r["throughput"] for r in rs],
                             yerr=[r["throughput_ci95"] for r in rs], color=c, marker=m, label=lab, capsize=3)
-            ax.set_title(f"P_dl/P_ul = {panel.split('=')[1]}")
+            ax.set_title(rf"$P_\mathrm{{dl}}/P_\mathrm{{ul}}$ = {panel.split('=')[1]}")
             ax.set_ylabel("sum goodput (tok/s)")
         axes[-1, 0].set_xlabel("number of devices K")
         fig.suptitle(_heading(rows, title))
@@ -248,7 +248,7 @@ def plot_fig11(rows: list[dict], path: Path, title: str) -> None:
             ax.bar(pos, [rs[x]["throughput"] for x in xs], width, yerr=[rs[x]["throughput_ci95"] for x in xs],
                    capsize=2, label=s)
         ax.set_xticks(np.arange(len(xs)), [f"{x:g}" for x in xs])
-        ax.set_xlabel("P_dl / P_ul (total power P_tot(K) fixed)")
+        ax.set_xlabel(r"$P_\mathrm{dl}/P_\mathrm{ul}$ (total power $P_\mathrm{tot}(K)$ fixed)")
         ax.set_ylabel("sum goodput (tok/s)")
         lo = min(r["throughput"] for r in rows)
         ax.set_ylim(0.9 * lo, None)
@@ -262,15 +262,15 @@ def plot_fig11(rows: list[dict], path: Path, title: str) -> None:
 # --------------------------------------------------------------------------- one entry point
 FIGURES = {
     "fig7": (fig7, dict(pair="qwen2.5", figure="fig7"), plot_fig7,
-             "Fig. 7 — Qwen2.5-0.5B → 14B, K = 20, P_ul = 10 dBm"),
+             r"Fig. 7 — Qwen2.5-0.5B → 14B, $K$ = 20, $P_\mathrm{ul}$ = 10 dBm"),
     "fig8": (fig7, dict(pair="deepseek-r1", figure="fig8"), plot_fig7,
-             "Fig. 8 — R1-Distill-Qwen-1.5B → 32B, K = 20, P_ul = 10 dBm"),
+             r"Fig. 8 — R1-Distill-Qwen-1.5B → 32B, $K$ = 20, $P_\mathrm{ul}$ = 10 dBm"),
     "fig9": (fig9, dict(pair="qwen2.5", figure="fig9"), plot_fig9,
-             "Fig. 9 — mode selection vs K (Qwen2.5 pair), P_tot(K) fixed"),
+             r"Fig. 9 — mode selection vs $K$ (Qwen2.5 pair), $P_\mathrm{tot}(K)$ fixed"),
     "fig10": (fig9, dict(pair="deepseek-r1", figure="fig10"), plot_fig9,
-              "Fig. 10 — mode selection vs K (DeepSeek pair), P_tot(K) fixed"),
+              r"Fig. 10 — mode selection vs $K$ (DeepSeek pair), $P_\mathrm{tot}(K)$ fixed"),
     "fig11": (fig11, dict(pair="qwen2.5", figure="fig11"), plot_fig11,
-              "Fig. 11 — draft-length control, K = 20, P_tot fixed"),
+              r"Fig. 11 — draft-length control, $K$ = 20, $P_\mathrm{tot}$ fixed"),
 }
 
 QUICK = {

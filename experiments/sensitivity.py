@@ -219,9 +219,10 @@ CLAIM_HEADS = ({"C1": "C1\nG rises", "C2": "C2\nG\nsaturates", "C3": "C3\nγ̄ r
                {"C6": "C6\noptimal\nbest", "C7": "C7\nall-DL\nbehind", "C8": "C8\ngreedy >\nuniform",
                 "C9": "C9\ngreedy >\ncomp.-only"})
 #: the heat map's row labels (a reading not named here shows its own name)
-READING_LABELS = {"T_ver per drafted token": "T_ver per token", "T_ver drafting devices only": "T_ver drafting only",
-                  "T_ver padded length": "T_ver padded", "alpha +0.05": "α + 0.05", "alpha -0.05": "α − 0.05",
-                  "Fig 7 P_ul 15 dBm": "Fig 7, P_ul 15 dBm"}
+READING_LABELS = {"T_ver per drafted token": r"$T_\mathrm{ver}$ per token",
+                  "T_ver drafting devices only": r"$T_\mathrm{ver}$ drafting only",
+                  "T_ver padded length": r"$T_\mathrm{ver}$ padded", "alpha +0.05": r"$\alpha$ + 0.05",
+                  "alpha -0.05": r"$\alpha$ − 0.05", "Fig 7 P_ul 15 dBm": r"Fig 7, $P_\mathrm{ul}$ 15 dBm"}
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
