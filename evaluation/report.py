@@ -85,20 +85,27 @@ def format_table(rows: Sequence[dict[str, Any]], title: str = "") -> str:
     return "\n".join(lines)
 
 
-def print_table(rows: Sequence[dict[str, Any]], title: str = "") -> None:
-    """Print the table with rich (plain text when rich is not installed)."""
+def print_rich(headers: Sequence[str], body: Sequence[Sequence[str]], title: str = "") -> bool:
+    """Print ``body`` (rows of cells under ``headers``; the controller column left, the others
+    right) as a rich table; False, printing nothing, when rich is not installed."""
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:  # pragma: no cover - rich is in the train extra
-        print(format_table(rows, title))
-        return
+        return False
     table = Table(title=title or None)
-    for h in HEADERS:
+    for h in headers:
         table.add_column(h, justify="left" if h == "controller" else "right")
-    for r in rows:
-        table.add_row(*_cells(r))
+    for cells in body:
+        table.add_row(*cells)
     Console(width=140).print(table)
+    return True
+
+
+def print_table(rows: Sequence[dict[str, Any]], title: str = "") -> None:
+    """Print the table with rich (plain text when rich is not installed)."""
+    if not print_rich(HEADERS, [_cells(r) for r in rows], title):
+        print(format_table(rows, title))
 
 
 #: the free space an output folder must have before a run that writes results into it

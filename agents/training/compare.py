@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.console import Console
-from rich.table import Table
 
 from evaluation.harness import Entry, evaluate
 from evaluation.report import (
     FIGURE_WIDTH_IN,
     figure_legend,
     figure_style,
+    print_rich,
     save_figure,
     summarize,
     write_csv,
@@ -69,12 +68,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 def print_table(rows: Sequence[dict[str, Any]], title: str = "") -> None:
     """Print the comparison with rich."""
-    table = Table(title=title or None)
-    for h in HEADERS:
-        table.add_column(h, justify="left" if h == "controller" else "right")
-    for r in rows:
-        table.add_row(*_cells(r))
-    Console(width=140).print(table)
+    print_rich(HEADERS, [_cells(r) for r in rows], title)
 
 
 def leaders(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
