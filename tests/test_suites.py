@@ -265,6 +265,10 @@ def test_the_leaderboard_page_lists_every_method_of_a_checked_result_file(tmp_pa
     assert {row[3] for row in more.values()} == {res["date"]}  # the day the file was run
     iqm = {name: float(row[2].split()[0]) for name, row in main.items()}
     assert iqm["fixed-2"] == pytest.approx(res["aggregates"]["throughput"]["fixed-2"]["iqm"][0], abs=5e-4)
+    tails = table("| method | device 10th-percentile goodput |")  # the worst-served devices, where the file has them
+    assert set(tails) == set(main)
+    assert float(tails["fixed-2"][1].split()[0]) == pytest.approx(
+        res["aggregates"]["device_p10"]["fixed-2"]["iqm"][0], abs=5e-4)
     assert res["command"] in page
     res["scores"]["throughput"]["fixed-2"][0][0][0] = -1.0
     (tmp_path / "paper-v1.json").write_text(json.dumps(res))

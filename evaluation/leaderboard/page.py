@@ -132,6 +132,12 @@ def markdown(results: Iterable[tuple[Path, dict[str, Any]]], figures: str = "") 
                         f"{_ci(r, 'throughput_shortfall')} | "
                         f"{_ci(r, 'throughput_p_improvement_over_reference')} |")
         parts += more
+        tails = [r for r, _, doc in rows if "device_p10" in doc["aggregates"]]
+        if tails:
+            parts += ["", ("The worst-served devices: each episode's 10th percentile, over its devices, of a "
+                      "device's goodput $\\sum_t N_{k,t} / \\sum_t T_t$, relative to the reference's on the same "
+                      "episode (IQM, 95% interval):"), "", "| method | device 10th-percentile goodput |", "|---|---|",
+                      *[f"| {r['method']} | {_ci(r, 'device_p10_iqm')} |" for r in tails]]
         parts.append("")
         for path, doc in files:
             m = doc["machine"]
