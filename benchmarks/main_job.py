@@ -72,8 +72,8 @@ def profile(log_dir: str) -> tuple[dict[str, float], float, float]:
     from stable_baselines3.common.policies import ActorCriticPolicy
     from stable_baselines3.common.vec_env import VecNormalize
 
-    import train
     from agents.training import runner
+    from agents.training.options import add_options, parse_config
 
     timers = Timers(whole=("evaluation (EvalCallback)",))
     timers.wrap(runner, "run_baselines", "baselines")
@@ -84,8 +84,10 @@ def profile(log_dir: str) -> tuple[dict[str, float], float, float]:
     timers.wrap(VecNormalize, "step_wait", "rollouts: env step")
     timers.wrap(ActorCriticPolicy, "forward", "rollouts: policy forward")
     timers.wrap(EvalCallback, "_on_step", "evaluation (EvalCallback)")
+    cli = argparse.ArgumentParser(prog="python train.py")  # train.py's parser: the library's options
+    add_options(cli)
     started = time.perf_counter()
-    train.main(["--no-progress", "--log-dir", log_dir])
+    runner.run(parse_config(cli, ["--no-progress", "--log-dir", log_dir]))
     end = time.perf_counter()
     return dict(timers.total), started - T0, end - T0
 
