@@ -20,7 +20,7 @@ import numpy as np
 
 from baselines import make_controller
 from evaluation.harness import Entry, evaluate
-from evaluation.report import ci95, write_csv
+from evaluation.report import ci95, read_csv, write_csv
 from evaluation.suites import VALIDATION_SEEDS
 from msenv import env_config
 
@@ -205,41 +205,62 @@ def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS,
     return best
 
 
-#: how each trace agent is trained (model §12's learned control): the device-set budget policy (a
-#: drafting-time budget for the cell and which devices draft) on the cell generator with a trace base of
-#: K = 20 devices — the paper's cell — serving the training requests of every preset of the suite
+#: how each trace agent is trained (model §12's learned control): on the cell generator with a trace base
+#: of K = 20 devices — the paper's cell — serving the training requests of every preset of the suite;
+#: the policy is the device-set budget policy (a drafting-time budget for the cell and which devices
+#: draft) or the device-set policy (each device's own draft length, one network shared by the devices)
 TRAINING_SOURCE = "mix:" + ",".join(AGENT_PRESETS)
 HISTORIES, TRAINING_SEEDS, TRAINING_STEPS = (1, 4, 16), (0, 1, 2, 3, 4), 200_000
+#: the agents of the ablation, (policy, history) each trained with every seed of TRAINING_SEEDS: the
+#: budget policy at each history window, the per-device policy at H = 4
+TRAINING_RUNS = (*(("budget", h) for h in HISTORIES), ("set", 4))
 
 
-def training_command(history: int, seed: int, log_dir: str | Path, steps: int = TRAINING_STEPS) -> list[str]:
-    """train.py's arguments for the trace agent with ``history`` rounds of history and training seed
-    ``seed`` (no counterfactual reward on traces: actions move the trace position)."""
+def run_name(policy: str, history: int, seed: int) -> str:
+    """The folder of a trained trace agent under --runs (the budget policy's keep their first names)."""
+    return ("" if policy == "budget" else f"{policy}-") + f"h{history}-s{seed}"
+
+
+def training_command(history: int, seed: int, log_dir: str | Path, steps: int = TRAINING_STEPS,
+                     policy: str = "budget") -> list[str]:
+    """train.py's arguments for the trace agent with ``history`` rounds of history, ``policy`` and
+    training seed ``seed`` (no counterfactual reward on traces: actions move the trace position)."""
     cell = [f"trace_source={TRAINING_SOURCE}", f"trace_history={history}", "gamma_max=12", "k_range=[20,20]",
             "k_max=20", "draft_scale_max_range=null", "episode_length=100", "distance_range_m=[100,500]",
             "p_ul_dbm_range=null", "p_dl_dbm_range=null"]
-    return ["train.py", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", *cell, "--policy", "budget", "--reward",
+    return ["train.py", "--env-id", "msenv/MultiSpin-Cells-v0", "--set", *cell, "--policy", policy, "--reward",
             "goodput", "--timesteps", str(steps), "--seed", str(seed), "--log-dir", str(log_dir), "--no-progress"]
 
 
-def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
+def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
              rounds: int = ROUNDS, seed: int = SEEDS["traces-training"], workers: int = 2, progress: bool = False) -> list[dict]:
-    """Train (unless ``runs/h<H>-s<seed>/agent`` exists) every agent of the history ablation and score
-    each on the validation requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in
-    greedy (paired per episode); written to ``out/traces_training.csv``."""
+    """Train (unless ``runs/<run_name>/agent`` exists) every agent of the ablation (``agents``:
+    (policy, history) pairs, each with every seed of ``seeds``) and score each on the validation
+    requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in greedy (paired per
+    episode); written to ``out/traces_training.csv``. A row already in that file (same policy,
+    history and seed; a row without a policy is the budget policy's) is kept, not scored again."""
     import re
     import subprocess
     import sys
 
     from evaluation.entries import agent_loader
 
-    root, rows = Path(runs), []
+    root, path = Path(runs), Path(out) / "traces_training.csv"
+    old = {}
+    for r in (read_csv(path) if path.exists() else []):
+        policy = r.get("policy") or "budget"
+        old[(policy, int(r["history"]), int(r["seed"]))] = {"policy": policy, **{k: v for k, v in r.items()
+                                                                               if k != "policy"}}
+    rows = []
     load = agent_loader()
-    for h in histories:
+    for policy, h in agents:
         for s in seeds:
-            run = (root / f"h{h}-s{s}").resolve()
+            if (policy, h, s) in old:
+                rows.append(old[(policy, h, s)])
+                continue
+            run = (root / run_name(policy, h, s)).resolve()
             if not (run / "agent" / "agent.json").exists():
-                cmd = [sys.executable, *training_command(h, s, run)]
+                cmd = [sys.executable, *training_command(h, s, run, policy=policy)]
                 subprocess.run(cmd, check=True, cwd=Path(__file__).resolve().parent.parent)
             log = (run / "comparison.json").read_text() if (run / "comparison.json").exists() else ""
             wall = re.search(r"training (\d+) s", (run.parent / f"{run.name}.log").read_text()) if (
@@ -254,10 +275,10 @@ def training(out: str | Path, runs: str | Path, histories=HISTORIES, seeds=TRAIN
                 ratios.append(thr["ppo"] / thr["greedy-saa"])
             ratio = np.concatenate(ratios)
             steps = json.loads(log)["args"]["timesteps"] if log else TRAINING_STEPS
-            rows.append({"history": h, "seed": s, "ratio_vs_greedy": float(ratio.mean()), "ratio_ci95": ci95(ratio),
-                         **{f"ratio_{p}": float(r.mean()) for p, r in zip(AGENT_PRESETS, ratios)},
+            rows.append({"policy": policy, "history": h, "seed": s, "ratio_vs_greedy": float(ratio.mean()),
+                         "ratio_ci95": ci95(ratio), **{f"ratio_{p}": float(r.mean()) for p, r in zip(AGENT_PRESETS, ratios)},
                          "train_wall_s": float(wall.group(1)) if wall else float("nan"), "steps": steps})
-    write_csv(rows, Path(out) / "traces_training.csv")
+    write_csv(rows, path)
     return rows
 
 
