@@ -211,14 +211,17 @@ def choose_agent(out: str | Path, agents: dict[str, str], presets=AGENT_PRESETS,
 #: draft) or the device-set policy (each device's own draft length, one network shared by the devices)
 TRAINING_SOURCE = "mix:" + ",".join(AGENT_PRESETS)
 HISTORIES, TRAINING_SEEDS, TRAINING_STEPS = (1, 4, 16), (0, 1, 2, 3, 4), 200_000
-#: the agents of the ablation, (policy, history) each trained with every seed of TRAINING_SEEDS: the
-#: budget policy at each history window, the per-device policy at H = 4
-TRAINING_RUNS = (*(("budget", h) for h in HISTORIES), ("set", 4))
+#: the agents of the ablation, (policy, history, rounds of training) each trained with every seed of
+#: TRAINING_SEEDS: the budget policy at each history window, the per-device policy at H = 4, and the
+#: budget policy at H = 4 with three times the rounds
+TRAINING_RUNS = (*(("budget", h, TRAINING_STEPS) for h in HISTORIES), ("set", 4, TRAINING_STEPS),
+                 ("budget", 4, 3 * TRAINING_STEPS))
 
 
-def run_name(policy: str, history: int, seed: int) -> str:
-    """The folder of a trained trace agent under --runs (the budget policy's keep their first names)."""
-    return ("" if policy == "budget" else f"{policy}-") + f"h{history}-s{seed}"
+def run_name(policy: str, history: int, seed: int, steps: int = TRAINING_STEPS) -> str:
+    """The folder of a trained trace agent under --runs (the first agents keep their first names)."""
+    return (("" if policy == "budget" else f"{policy}-") + f"h{history}-"
+            + ("" if steps == TRAINING_STEPS else f"{steps // 1000}k-") + f"s{seed}")
 
 
 def training_command(history: int, seed: int, log_dir: str | Path, steps: int = TRAINING_STEPS,
@@ -235,10 +238,11 @@ def training_command(history: int, seed: int, log_dir: str | Path, steps: int = 
 def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAINING_SEEDS, episodes: int = EPISODES,
              rounds: int = ROUNDS, seed: int = SEEDS["traces-training"], workers: int = 2, progress: bool = False) -> list[dict]:
     """Train (unless ``runs/<run_name>/agent`` exists) every agent of the ablation (``agents``:
-    (policy, history) pairs, each with every seed of ``seeds``) and score each on the validation
-    requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in greedy (paired per
-    episode); written to ``out/traces_training.csv``. A row already in that file (same policy,
-    history and seed; a row without a policy is the budget policy's) is kept, not scored again."""
+    (policy, history, rounds) triples, each with every seed of ``seeds``) and score each on the
+    validation requests of every preset of :data:`AGENT_PRESETS`, relative to the plug-in greedy
+    (paired per episode); written to ``out/traces_training.csv``. A row already in that file (same
+    policy, history, rounds and seed; a row without a policy is the budget policy's) is kept, not
+    scored again."""
     import re
     import subprocess
     import sys
@@ -249,18 +253,18 @@ def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAI
     old = {}
     for r in (read_csv(path) if path.exists() else []):
         policy = r.get("policy") or "budget"
-        old[(policy, int(r["history"]), int(r["seed"]))] = {"policy": policy, **{k: v for k, v in r.items()
-                                                                               if k != "policy"}}
+        old[(policy, int(r["history"]), int(r["steps"]), int(r["seed"]))] = {
+            "policy": policy, **{k: v for k, v in r.items() if k != "policy"}}
     rows = []
     load = agent_loader()
-    for policy, h in agents:
+    for policy, h, n in agents:
         for s in seeds:
-            if (policy, h, s) in old:
-                rows.append(old[(policy, h, s)])
+            if (policy, h, n, s) in old:
+                rows.append(old[(policy, h, n, s)])
                 continue
-            run = (root / run_name(policy, h, s)).resolve()
+            run = (root / run_name(policy, h, s, n)).resolve()
             if not (run / "agent" / "agent.json").exists():
-                cmd = [sys.executable, *training_command(h, s, run, policy=policy)]
+                cmd = [sys.executable, *training_command(h, s, run, steps=n, policy=policy)]
                 subprocess.run(cmd, check=True, cwd=Path(__file__).resolve().parent.parent)
             log = (run / "comparison.json").read_text() if (run / "comparison.json").exists() else ""
             wall = re.search(r"training (\d+) s", (run.parent / f"{run.name}.log").read_text()) if (
@@ -274,7 +278,7 @@ def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAI
                 thr = _throughputs(stats, ["greedy-saa", "ppo"])
                 ratios.append(thr["ppo"] / thr["greedy-saa"])
             ratio = np.concatenate(ratios)
-            steps = json.loads(log)["args"]["timesteps"] if log else TRAINING_STEPS
+            steps = json.loads(log)["args"]["timesteps"] if log else n
             rows.append({"policy": policy, "history": h, "seed": s, "ratio_vs_greedy": float(ratio.mean()),
                          "ratio_ci95": ci95(ratio), **{f"ratio_{p}": float(r.mean()) for p, r in zip(AGENT_PRESETS, ratios)},
                          "train_wall_s": float(wall.group(1)) if wall else float("nan"), "steps": steps})

@@ -107,21 +107,22 @@ POLICIES = {"budget": "budget", "set": "per-device"}
 
 
 def training(rows: list[dict]) -> str:
-    """Per policy and history window: the distribution over training seeds (median, range) overall
-    and per preset; then every seed's run (a row without a policy is the budget policy's)."""
+    """Per policy, history window and training rounds: the distribution over training seeds (median,
+    range) overall and per preset; then every seed's run (a row without a policy is the budget
+    policy's)."""
     overall = ("ratio_ci95", "ratio_vs_greedy")
     presets = [k[len("ratio_"):] for k in rows[0] if k.startswith("ratio_") and k not in overall] if rows else []
     by = defaultdict(list)
     for r in rows:
-        by[(POLICIES[r.get("policy") or "budget"], r["history"])].append(r)
+        by[(POLICIES[r.get("policy") or "budget"], r["history"], f"{int(r['steps']) // 1000}k")].append(r)
 
     def spread(runs: list[dict], key: str) -> str:
         v = sorted(float(r[key]) for r in runs)
         return f"{v[len(v) // 2]:.3f} ({v[0]:.3f}–{v[-1]:.3f})"
 
-    summary = [[policy, h, str(len(runs)), spread(runs, "ratio_vs_greedy"),
-                *[spread(runs, f"ratio_{p}") for p in presets]] for (policy, h), runs in by.items()]
-    head = ["policy", "$H$", "seeds", "all presets", *[f"`{p}`" for p in presets]]
+    summary = [[policy, h, rounds, str(len(runs)), spread(runs, "ratio_vs_greedy"),
+                *[spread(runs, f"ratio_{p}") for p in presets]] for (policy, h, rounds), runs in by.items()]
+    head = ["policy", "$H$", "rounds", "seeds", "all presets", *[f"`{p}`" for p in presets]]
     body = [[POLICIES[r.get("policy") or "budget"], r["history"], r["seed"],
              f"{float(r['ratio_vs_greedy']):.3f} ± {float(r['ratio_ci95']):.3f}", f"{float(r['train_wall_s']):.0f}",
              r["steps"]] for r in rows]
