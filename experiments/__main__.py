@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change; "
                          "'traces-presets' = each fitted preset's bank beside the published figures; "
                          "'traces-training' = the trace agents of the ablation (the budget policy at H = 1, 4, 16, the "
-                         "per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), trained under --runs (unless there) and scored on validation "
+                         "per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), trained under "
+                         "--runs (unless there) and scored on validation "
                          "requests (rows already in the CSV kept); 'main-job-seeds' = python train.py's "
                          "defaults on training seeds 0–4, each against the best rule: --out/main_job_seeds.csv)")
     ap.add_argument("--runs", default="runs/traces", metavar="DIR",
