@@ -38,7 +38,8 @@ def page_name(env_id: str) -> str:
     return "env-" + env_id.split("/")[-1]
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table (pipes inside a cell escaped); the generated pages' one table writer."""
     esc = [[str(c).replace("|", "\\|") for c in r] for r in rows]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in esc]) + "\n"
@@ -81,8 +82,9 @@ def table_markdown(rows: list[dict]) -> str:
 
     body = [[r["controller"], pm(r, "throughput", 1), pm(r, "rel_throughput", 4), f"{float(r['mean_gamma']):.2f}",
              f"{float(r['t_com_ms']):.1f}", f"{float(r['decision_ms']):.3f}"] for r in rows]
-    return _table(["controller", "throughput (tok/s)", "vs the first row (paired)", "mean γ", "$T_{\\mathrm{com}}$ ms",
-                   "decision ms"], body)
+    head = ["controller", "throughput (tok/s)", "vs the first row (paired)", "mean γ", "$T_{\\mathrm{com}}$ ms",
+            "decision ms"]
+    return md_table(head, body)
 
 
 def table_section(env_id: str, level: str = "##") -> str:
@@ -145,7 +147,7 @@ def history_section(env_id: str) -> str:
                   "`tests/test_functional.py`)")] for r in RELEASES[RELEASES.index(added) + 1:]]
     return ("## Version history\n\nAn id's version changes whenever its behaviour changes "
             "([changelog](../changelog.md)); this one has only ever been `-v0`.\n\n"
-            + _table(["msenv", "this id"], rows))
+            + md_table(["msenv", "this id"], rows))
 
 
 def summary_box(env_id: str) -> str:
@@ -166,7 +168,7 @@ def summary_box(env_id: str) -> str:
             ["Episode", f"{base.episode_length} rounds, then truncated (never terminated)"],
             ["Import", f'`gym.make("{env_id}")` after `import msenv`']]
     env.close()
-    return ":::{container} summary-box\n" + _table(["", ""], rows) + ":::\n"
+    return ":::{container} summary-box\n" + md_table(["", ""], rows) + ":::\n"
 
 
 #: the committed result file whose scores a cell-generator id's page shows
@@ -190,7 +192,7 @@ def cells_baselines_section(env_id: str) -> str:
             "[leaderboard](leaderboard.md); `python -m evaluation.benchmark --suite "
             f"{CELL_SUITE}` and the file's own command reproduce it). *Charged its decision time*: the same with "
             "each decision's wall time added to its round.\n\n"
-            + _table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
+            + md_table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
 
 
 def env_page(env_id: str, out: Path = OUT) -> str:
@@ -238,17 +240,17 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         f"`python -m evaluation.evaluate --env-id {env_id}`.\n"),
         "## Configuration\n\n" + (("Fields that differ from the default `SystemConfig()` "
                                    "([configuration reference](configuration.md)):\n\n"
-                                   + _table(["field", "this id", "default"], diff)) if diff else
+                                   + md_table(["field", "this id", "default"], diff)) if diff else
                                   "The default `SystemConfig()` ([configuration reference](configuration.md)).\n"),
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{cfg.gamma_max + 1}] * {k})` — one draft length in "
         f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({lay.obs_size},))` — {k} device rows of {nf} entries "
-        f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + _table(["index", "meaning"], obs_rows),
+        f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + md_table(["index", "meaning"], obs_rows),
         ("## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
          f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
          "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
          "Σ time (`info['episode_throughput']`), not the mean reward: a long round weighs more.\n"),
-        "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),
         f"## What a server can know\n\n{knows}\n",
         table_section(env_id),
         history_section(env_id),
@@ -317,17 +319,17 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "--controllers computation-only optimal-uniform --agent agents/pretrained/cells --episodes 2 --rounds 10`.\n"),
         "## Configuration\n\nThe generator's fields (`msenv.envs.cells.CellConfig`; keywords of `gym.make`, "
         "`--set` on the command lines; a bad value raises `ValueError` naming it, an unknown name `TypeError`; "
-        "`num_devices` is refused: K is drawn):\n\n" + _table(["field", "this id", "default", "meaning"], gen_rows)
+        "`num_devices` is refused: K is drawn):\n\n" + md_table(["field", "this id", "default", "meaning"], gen_rows)
         + "\nThe base's fields that differ from the default `SystemConfig()` ([configuration reference]"
-        "(configuration.md)):\n\n" + _table(["field", "this id", "default"], diff),
+        "(configuration.md)):\n\n" + md_table(["field", "this id", "default"], diff),
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{base.gamma_max + 1}] * k_max)` — slots 0 … K − 1 are the "
         "cell's devices; the padded slots' entries must be valid draft lengths and are ignored (the round is "
         "played with `action[:K]`), so they never change tokens, latency or goodput.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {GLOBAL_FEATURES + 1},))` — k_max rows of "
-        f"{nf + 1} entries, then {GLOBAL_FEATURES + 1} globals:\n\n" + _table(["index", "meaning"], obs_rows),
+        f"{nf + 1} entries, then {GLOBAL_FEATURES + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
         "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
         f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
-        "vector envs stack them):\n\n" + _table(["key", "meaning"], info_rows),
+        "vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),
         cells_baselines_section(env_id),
         history_section(env_id),
     ])
@@ -358,7 +360,7 @@ def environments_index() -> str:
     return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS` and, for the "
             "cell generator, `msenv.CELL_IDS`). Each "
             "page says how to make it, its configuration, spaces, reward, `info`, what a server can know and "
-            "its baselines table.\n\n" + _table(["id", "what"], rows)
+            "its baselines table.\n\n" + md_table(["id", "what"], rows)
             + f"\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
 
 
@@ -387,8 +389,8 @@ def configuration_page() -> str:
                                                f"`{_fmt(f.default)}`", _plain_roles(docs[name])])
     tables = "".join(f"\n## {'`SystemConfig` itself' if g is None else f'`{g}`'}\n\n"
                      + ("" if g is None else f"`cfg.{g}`, a `msenv.config.{GROUPS[g].__name__}`.\n\n")
-                     + _table(["field", "type", "default", "meaning"], rows) for g, rows in by_group.items())
-    presets = _table(["preset", "fields it sets"],
+                     + md_table(["field", "type", "default", "meaning"], rows) for g, rows in by_group.items())
+    presets = md_table(["preset", "fields it sets"],
                      [[f"`{n}`", ", ".join(f"`{k}={_fmt(v)}`" for k, v in p.items() if k != "preset")]
                       for n, p in PRESETS.items()])
     return ("# Configuration reference\n\n`msenv.SystemConfig` is a frozen, validated dataclass; this page is "
@@ -404,7 +406,7 @@ def configuration_page() -> str:
             "`cfg.radio.p_dl_dbm`: the flat names are for users; msenv's own code reads a field through its "
             "group). One table per group follows.\n"
             + tables + "\n## Presets\n\n`msenv.preset(name, **overrides)`:\n\n" + presets
-            + "\n\n## Deprecated\n\n" + _table(["field", "since 0.6", "removed in"], [
+            + "\n\n## Deprecated\n\n" + md_table(["field", "since 0.6", "removed in"], [
                 [f"`{name}`", (f"`baselines.saa.SAAConfig.{name}`; a controller's `"
                  f"{'n_samples' if name == 'n_saa' else 'objective'}`"), f"msenv {REMOVED_IN}"]
                 for name in SAA_FIELDS])
@@ -447,10 +449,10 @@ def controllers_page() -> str:
             "trained agents (`agents.load_agent`, rows `ppo:<run>`) — on identical seeds. A controller sees "
             "`env.unwrapped.context` (what a server can know); only controllers whose `oracle` attribute is "
             "set get `env.unwrapped.oracle_context`.\n\n"
-            + _table(["name", "class", "what it knows", "what it does"], rows)
+            + md_table(["name", "class", "what it knows", "what it does"], rows)
             + "\n## Cost per decision\n\nMilliseconds per decision, measured in the baselines tables "
             "(one process on a 2-core machine; the K of each id), four ids a table:\n\n"
-            + "\n".join(_table(["controller"] + [f"`{i.split('/')[-1]}`" for i in part],
+            + "\n".join(md_table(["controller"] + [f"`{i.split('/')[-1]}`" for i in part],
                                [[row[0], *(row[1 + ids.index(i)] for i in part)] for row in cost_rows])
                         for part in (ids[j:j + 4] for j in range(0, len(ids), 4))))
 
@@ -507,7 +509,8 @@ def figure_commits() -> str:
             commit, _, date = out.partition(" ")
             rows.append([f"`{rel}`", f"`{commit}`" if commit else "(not committed)", date or "—"])
     return ("# Figure files and their commits\n\nEvery committed figure and data file of the results pages, with "
-            "the commit that last wrote it (generated from `git log`).\n\n" + _table(["file", "commit", "date"], rows))
+            "the commit that last wrote it (generated from `git log`).\n\n"
+            + md_table(["file", "commit", "date"], rows))
 
 
 def baselines_tables_page() -> str:

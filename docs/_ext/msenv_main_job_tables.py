@@ -9,6 +9,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from msenv_docs import md_table
+
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "docs" / "figures"
 OUT = ROOT / "docs" / "generated"
@@ -21,11 +23,6 @@ def _summary(rows: list[dict]) -> dict:
     from experiments.main_job import summary
 
     return summary(rows)
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    return "\n".join(out + ["| " + " | ".join(r) + " |" for r in rows]) + "\n"
 
 
 def _read(name: str) -> list[dict]:
@@ -46,7 +43,7 @@ def candidates() -> str:
         meets = ("yes" if s["meets"] else "no") if len(v) >= 5 else "— (screened)"
         rows.append([f"`{name}`", f"`{runs[0]['options']}`", str(len(v)), f"{s['median']:.4f} ({v[0]:.4f}–{v[-1]:.4f})",
                      meets, f"{statistics.median(float(r['train_wall_s']) for r in runs):.0f}"])
-    return _table(["candidate", "options", "seeds", "validation score: median (range)", "meets", "training s"],
+    return md_table(["candidate", "options", "seeds", "validation score: median (range)", "meets", "training s"],
                   rows)
 
 
@@ -56,7 +53,7 @@ def seeds() -> str:
              f"{float(r['validation_ratio']):.4f} ± {float(r['validation_ci95']):.4f}",
              f"{float(r['train_wall_s']):.0f}", f"{float(r['command_wall_s']):.0f}"]
             for r in _read("main_job_seeds.csv")]
-    return _table(["seed", "held-out score", "validation score", "training s", "command s"], rows)
+    return md_table(["seed", "held-out score", "validation score", "training s", "command s"], rows)
 
 
 def write_all() -> list[Path]:

@@ -9,6 +9,8 @@ import csv
 from collections import defaultdict
 from pathlib import Path
 
+from msenv_docs import md_table
+
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "docs" / "figures"
 OUT = ROOT / "docs" / "generated"
@@ -20,12 +22,6 @@ TABLES = {
     "traces-sensitivity": ("traces_sensitivity.csv", "python -m experiments traces-sensitivity --out docs/figures"),
     "traces-training": ("traces_training.csv", "python -m experiments traces-training --out docs/figures"),
 }
-
-
-def _table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out) + "\n"
 
 
 def _read(name: str) -> list[dict] | None:
@@ -60,7 +56,7 @@ def presets(rows: list[dict]) -> str:
                 for stat, cells in by.items() if not stat.startswith("i.i.d.")]
         head = [f"{'EAGLE' if drafter == 'eagle' else 'n-gram'}: published / fitted",
                 *[n.rsplit("-", 1)[0] for n in mine]]
-        out.append(_table(head, body))
+        out.append(md_table(head, body))
     return "\n".join(out)
 
 
@@ -71,7 +67,7 @@ def misprediction(rows: list[dict]) -> str:
         if r["statistic"].startswith("i.i.d."):
             by[r["preset"]][r["statistic"].rsplit("=", 1)[1].split()[0]] = float(r["published"])
     body = [[f"`{p}`", *[f"{100 * v[g]:+.0f} %" for g in ("2", "4", "8")]] for p, v in by.items()]
-    return _table(["preset", "$\\gamma = 2$", "$\\gamma = 4$", "$\\gamma = 8$"], body)
+    return md_table(["preset", "$\\gamma = 2$", "$\\gamma = 4$", "$\\gamma = 8$"], body)
 
 
 def headroom(rows: list[dict]) -> str:
@@ -80,7 +76,7 @@ def headroom(rows: list[dict]) -> str:
     body = [[f"`{r['preset']}`", f"`{r['controller']}`",
              f"{float(r['ratio_vs_best_fixed']):.3f} ± {float(r['ratio_ci95']):.3f}",
              f"{float(r['share_of_clairvoyant_gain']):+.2f}"] for r in rows]
-    return _table(["preset", "controller", "throughput / best fixed (95 % CI)", "share of the clairvoyant's gain"],
+    return md_table(["preset", "controller", "throughput / best fixed (95 % CI)", "share of the clairvoyant's gain"],
                   body)
 
 
@@ -88,7 +84,7 @@ def tuning(rows: list[dict]) -> str:
     """The chosen setting of each rule, per preset."""
     body = [[f"`{r['preset']}`", f"`{r['rival']}`", f"`{r['setting']}`", f"{float(r['throughput']):.1f}"]
             for r in rows if r["chosen"] == "True"]
-    return _table(["preset", "rule", "chosen setting", "throughput, tokens/s (validation)"], body)
+    return md_table(["preset", "rule", "chosen setting", "throughput, tokens/s (validation)"], body)
 
 
 #: the sensitivity CSV's names of what varies, as the page writes them
@@ -99,7 +95,7 @@ def sensitivity(rows: list[dict]) -> str:
     body = [[f"`{r['preset']}`", VARIED.get(r["varied"], r["varied"]), f"{float(r['value']):g}", f"`{r['controller']}`",
              f"{float(r['ratio_vs_best_fixed']):.3f} ± {float(r['ratio_ci95']):.3f}", f"`{r['best_fixed']}`"]
             for r in rows]
-    return _table(["preset", "varied", "value", "controller", "throughput / best fixed", "best fixed"], body)
+    return md_table(["preset", "varied", "value", "controller", "throughput / best fixed", "best fixed"], body)
 
 
 #: the trace agents' policies as the page names them
@@ -127,8 +123,8 @@ def training(rows: list[dict]) -> str:
              f"{float(r['ratio_vs_greedy']):.3f} ± {float(r['ratio_ci95']):.3f}", f"{float(r['train_wall_s']):.0f}",
              r["steps"]] for r in rows]
     return ("Throughput over the plug-in greedy's on validation requests: median over the training seeds "
-            "(range):\n\n" + _table(head, summary) + "\nEach run (95 % interval over the validation episodes "
-            "of the four presets):\n\n" + _table(["policy", "history $H$", "seed", "throughput / plug-in greedy",
+            "(range):\n\n" + md_table(head, summary) + "\nEach run (95 % interval over the validation episodes "
+            "of the four presets):\n\n" + md_table(["policy", "history $H$", "seed", "throughput / plug-in greedy",
                                                      "training wall, s", "steps"], body))
 
 
