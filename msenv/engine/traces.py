@@ -19,9 +19,6 @@ round's truth (``acc_len``) and the request ends; the oracle context adds the co
 
 from __future__ import annotations
 
-import functools
-import hashlib
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -31,6 +28,7 @@ from ..config.system import SystemConfig
 from ..model import channel
 from ..model.goodput import kernel_outputs, kernel_result, round_rows
 from ..model.slots import COUNT, HISTORY, INT_ROW, ROUND_PARAM, STEP_PARAM
+from ..traces.sources import bank_of
 from .context import RoundContext
 from .kinds import REQUEST_INFO, Engine, InfoKey
 from .observation import DS, PROGRESS_SCALE, gain_slots
@@ -40,80 +38,6 @@ from .state import layout as draw_layout
 #: the round's truth of a trace, for analysis (never in the observation)
 TRACE_INFO = (InfoKey("acc_len", "int [K]: the trace's acc_len at each device's position this round (its first "
                                  "rejection F; traces only, never in the observation)"),) + REQUEST_INFO
-
-
-class Bank(NamedTuple):
-    """A bank's requests as the compiled step reads them (:func:`bank_of`)."""
-
-    acc_len: np.ndarray  #: int32, every request's acc_len concatenated
-    offsets: np.ndarray  #: int64 [R + 1]: request i is acc_len[offsets[i]:offsets[i + 1]]
-    requests: np.ndarray  #: int64: the indices of the requests of the config's split
-    cap: int  #: the bank's cap (a value cap means "at least cap"; a mix: its components' smallest)
-    source: str  #: where it came from (a preset with its seed, or a file)
-    sha256: str  #: the source's SHA-256
-
-
-def _bank(source: str, drafter: str, requests: int, seed: int, drop_limit: int | None):
-    """The :class:`~msenv.traces.TraceBank` a single source names (module docstring of
-    :mod:`msenv.traces.published` for the named ones)."""
-    from ..traces import PRESETS, SHIPPED, load_bank, preset_bank, published_source, shipped_path
-    from ..traces.published import PUBLISHED_LIMIT
-
-    if source in PRESETS:
-        return preset_bank(source, requests=requests, seed=seed)
-    if source in SHIPPED:
-        return load_bank(shipped_path(source))
-    if source.startswith("published:"):  # as the published figures were measured
-        path, drafter = published_source(source)
-        return load_bank(path, drafter=drafter, drop_limit=PUBLISHED_LIMIT if drop_limit is None else drop_limit)
-    if Path(source).suffix not in (".jsonl", ".npz"):
-        raise ValueError(f"config field trace_source={source!r} is invalid; allowed: a preset of the fitted model "
-                         f"({', '.join(PRESETS)}), a bank msenv ships ({', '.join(SHIPPED)}), "
-                         "published:<set>-<drafter>, mix:<preset>,<preset>…, or a bank file (.jsonl: "
-                         "SpecDecode-Bench's; .npz: msenv's)")
-    if Path(source).suffix == ".jsonl":  # a published file holds every drafter: the config names one
-        return load_bank(source, drafter=drafter, drop_limit=drop_limit)
-    return load_bank(source, drop_limit=drop_limit)  # msenv's .npz names its own drafter
-
-
-@functools.lru_cache(maxsize=16)
-def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_limit: int | None) -> Bank:
-    """The requests of ``source``'s ``split`` as arrays. ``mix:A,B,…`` is the union of the named
-    sources' banks (``requests`` each for a preset) whose splits are the union of theirs, so that a
-    request of A's test split is never in the mix's training split."""
-    from ..traces import split_indices
-
-    names = source[len("mix:"):].split(",") if source.startswith("mix:") else [source]
-    acc, offsets, idx, cap, digests = [], [0], [], None, []
-    for name in names:
-        bank = _bank(name.strip(), drafter, requests, seed, drop_limit)
-        parts = split_indices(bank)
-        own = np.arange(len(bank.offsets) - 1) if split == "all" else np.sort(parts[split])
-        idx.append(own + len(offsets) - 1)
-        acc.append(bank.acc_len)
-        offsets += list(bank.offsets[1:] + offsets[-1])
-        cap = int(bank.cap) if cap is None else min(cap, int(bank.cap))  # the bound every component prices
-        digests.append(bank.sha256)
-    requests_of_split = np.concatenate(idx)
-    if len(requests_of_split) == 0:
-        raise ValueError(f"config field trace_split={split!r} is invalid for trace_source={source!r}: it holds no "
-                         "request; allowed: a split with requests or 'all'")
-    digest = digests[0] if len(digests) == 1 else hashlib.sha256(" ".join(digests).encode()).hexdigest()
-    return Bank(np.ascontiguousarray(np.concatenate(acc), np.int32), np.asarray(offsets, np.int64),
-                np.ascontiguousarray(requests_of_split, np.int64), cap, source, digest)
-
-
-def bank_of(cfg: SystemConfig) -> Bank:
-    """The bank of a trace config (built once per source and split): a preset's bank drawn from
-    the fitted model, or a file's; ``ValueError`` in one line naming the file, request and field
-    for a bad file, and naming ``gamma_max`` when the bank cannot price its drafts."""
-    bank = _load(cfg.traces.trace_source, cfg.traces.trace_drafter, cfg.traces.trace_split, cfg.traces.trace_requests, cfg.traces.trace_seed,
-                 cfg.traces.trace_drop_limit)
-    if cfg.gamma_max >= bank.cap:
-        raise ValueError(f"config field gamma_max={cfg.gamma_max} is invalid for trace bank {bank.source}: its cap is "
-                         f"{bank.cap} (a draft of cap tokens or more cannot be priced from it); allowed: integers "
-                         f"below {bank.cap}")
-    return bank
 
 
 # ---------------------------------------------------------------------- the compiled round
@@ -248,7 +172,7 @@ class TraceEngine(Engine):
 
     def __init__(self, config: SystemConfig) -> None:
         super().__init__(config)
-        self.bank = bank_of(config)  #: the bank's requests (:class:`Bank`)
+        self.bank = bank_of(config)  #: the bank's requests (:class:`~msenv.traces.sources.Bank`)
         lay = draw_layout(config)
         self._reset_at, self._step_at = lay["reset"], lay["step"]
 
@@ -316,4 +240,4 @@ class TraceEngine(Engine):
                             request_tokens=state.position[i], oracle=oracle is True, **extra)
 
 
-__all__ = ["Bank", "TRACE_INFO", "TraceEngine", "TraceState", "bank_of", "pick", "trace_rows", "trace_slots"]
+__all__ = ["TRACE_INFO", "TraceEngine", "TraceState", "pick", "trace_rows", "trace_slots"]

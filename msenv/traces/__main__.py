@@ -23,9 +23,8 @@ from .fit import fit
 from .model import ModelParams, generate_bank
 from .presets import PRESETS, preset_bank
 from .published import PUBLISHED
-from .report import tables
 from .split import PARTS, split_indices
-from .stats import TARGET_GAMMAS, bootstrap, measure
+from .stats import TARGET_GAMMAS, bootstrap, measure, tables
 
 #: the γ's of the per-round table unless --gammas says otherwise
 DEFAULT_GAMMAS = tuple(range(1, 13))
