@@ -40,11 +40,11 @@ class _SingleFactory:
 
 def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
     """The seeds of a training run's ``n_envs`` environments for training seed ``seed``
-    (:func:`msenv.engine.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
+    (:func:`msenv.envs.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
     seeds share a stream, each above every reserved block. A run resumed after ``resumed_at`` steps
     takes the children of key ``(1, resumed_at)`` — fresh streams of the same tree, independent of
     the ones before the stop (the environments' generator states are not checkpointed)."""
-    from msenv.engine.seeding import derived_seeds
+    from msenv.envs.seeding import derived_seeds
 
     return derived_seeds(seed, n_envs, 1, resumed_at) if resumed_at else derived_seeds(seed, n_envs, 0)
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import gymnasium
 
-from .model._numeric import compile_notice
+from .model.numeric import compile_notice
 
 with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
     from .config import PRESETS, CellConfig, DynamicsConfig, SystemConfig, preset, resolve_config
     from .config.deprecation import install
+    from .engine.base import INFO_KEYS
     from .engine.context import RoundContext
-    from .engine.kinds import INFO_KEYS
     from .envs.cells import layout_of, make_env
     from .envs.cells_vector import make_vector_env
     from .envs.env import MultiSpinEnv
@@ -127,10 +127,11 @@ register_envs()
 #: ``from msenv.env import MultiSpinEnv`` and ``msenv.sb3`` keep working (the same module object as
 #: the new path's) with a DeprecationWarning naming the new path, until msenv 0.7
 MOVED: dict[str, str] = {
-    **{f"msenv.{m}": f"msenv.model.{m}" for m in ("_numeric", "slots", "channel", "acceptance", "latency",
-                                                 "reactive", "goodput")},
-    **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "dynamics", "functional",
-                                                  "seeding")},
+    **{f"msenv.{m}": f"msenv.model.{m}" for m in ("slots", "channel", "acceptance", "latency", "reactive",
+                                                 "goodput")},
+    "msenv._numeric": "msenv.model.numeric",
+    **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "dynamics", "functional")},
+    "msenv.seeding": "msenv.envs.seeding",
     "msenv.saa": "baselines.saa", "msenv.engine.saa": "baselines.saa",
     **{f"msenv.{m}": f"msenv.envs.{m}" for m in ("env", "vector", "cells", "cells_vector", "marl", "sb3", "render")},
     "msenv.validation": "msenv.config.validation",

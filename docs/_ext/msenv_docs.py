@@ -200,8 +200,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 
     import msenv
     from msenv.config import FIELD_ORDER, SystemConfig
-    from msenv.engine.functional import engine_for
-    from msenv.engine.observation import feature_docs
+    from msenv.engine.functional import engine_for, feature_docs
 
     cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
     lay = msenv.layout_of(cfg)
@@ -264,10 +263,9 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
     from msenv.config import FIELD_ORDER, SystemConfig, field_docs
-    from msenv.engine.cells import K_SCALE
-    from msenv.engine.functional import engine_for
-    from msenv.engine.kinds import CELL_INFO
-    from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
+    from msenv.engine.base import CELL_INFO
+    from msenv.engine.cells import K_SCALE, SPEED_FEATURE
+    from msenv.engine.functional import engine_for, feature_docs
     from msenv.envs.cells import CELL_FIELDS, CellConfig
 
     cells = msenv.env_config(env_id)
@@ -277,13 +275,15 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
                  _fmt(getattr(CellConfig(), n)) if n != "base" else "`SystemConfig()`", docs[n]] for n in CELL_FIELDS]
     diff = [[f"`{name}`", _fmt(getattr(base, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(base, name) != getattr(default, name)]
-    nf = device_features(base)
+    single = engine_for(base).layout
+    nf, n_glob = single.row, single.n_globals
     dev, glob = feature_docs(base)
-    dev[DS.speed] = "tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in every cell"
+    dev[single.device.index(SPEED_FEATURE)] = ("tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in "
+                                               "every cell")
     obs_rows = ([[f"`{nf + 1}k + {i}`", d] for i, d in enumerate(dev)]
                 + [[f"`{nf + 1}k + {nf}`", "1 for a device, 0 for a padded slot (whose row is all zeros)"]]
                 + [[f"`{nf + 1}·k_max + {i}`", d] for i, d in enumerate(glob)]
-                + [[f"`{nf + 1}·k_max + {GLOBAL_FEATURES}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
+                + [[f"`{nf + 1}·k_max + {n_glob}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
     info_rows = [[f"`{key.name}`", key.doc.replace("[K]", "[k_max]")] for key in engine_for(base).info + CELL_INFO]
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
@@ -325,8 +325,8 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{base.gamma_max + 1}] * k_max)` — slots 0 … K − 1 are the "
         "cell's devices; the padded slots' entries must be valid draft lengths and are ignored (the round is "
         "played with `action[:K]`), so they never change tokens, latency or goodput.\n"
-        f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {GLOBAL_FEATURES + 1},))` — k_max rows of "
-        f"{nf + 1} entries, then {GLOBAL_FEATURES + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
+        f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {n_glob + 1},))` — k_max rows of "
+        f"{nf + 1} entries, then {n_glob + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
         "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
         f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
         "vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),

@@ -187,7 +187,7 @@ class SystemConfig:
     @functools.cached_property
     def is_paper_scenario(self) -> bool:
         """The paper's assumptions: i.i.d. block fading seen exactly, fixed observed α
-        (:func:`msenv.engine.kinds.engine_for` reads it, once, to choose the engine)."""
+        (:func:`msenv.engine.functional.engine_for` reads it, once, to choose the engine)."""
         return (self.channel_dynamics == "iid" and self.csi == "oracle" and self.alpha_dynamics == "fixed"
                 and self.alpha_observed and self.trace_source is None)
 

@@ -36,12 +36,11 @@ from gymnasium.utils import seeding
 from ..config.cells import CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields, draw_cell, resolve_cells
 from ..config.system import SystemConfig
 from ..engine import cells as padded_cells
+from ..engine.base import Engine
 from ..engine.cells import size_feature  # (the cells module's name)
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
-from ..engine.kinds import Engine
 from ..engine.observation import Layout
-from ..engine.state import State
 from .env import MultiSpinEnv
 from .render import ansi_line
 from .shell import Totals, check_render_mode, config_from_options, draw, episode_seed, peek
@@ -94,7 +93,7 @@ def reset_option_config(current: CellConfig, value: Any) -> CellConfig:
 class CellBatch:
     """The episodes of ``n`` cell-generator rows (the core of :class:`MultiSpinCellsEnv`, n = 1, and
     of :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv`): each row's episode seeds, cell,
-    generator, the engine's padded rows (:meth:`Engine.cells <msenv.engine.kinds.Engine.cells>`)
+    generator, the engine's padded rows (:meth:`Engine.cells <msenv.engine.base.Engine.cells>`)
     and the episodes' totals. Row i draws exactly what a :class:`MultiSpinCellsEnv` seeded like it
     draws."""
 
@@ -258,7 +257,7 @@ class MultiSpinCellsEnv(gym.Env):
         return self._batch.context(0, oracle)
 
     @property
-    def state(self) -> State | None:
+    def state(self):
         """The current cell's functional state (a batch of one with K devices)."""
         return None if self.cell is None else self._batch.rows.state(0)
 

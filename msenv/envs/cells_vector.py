@@ -21,7 +21,6 @@ from gymnasium.vector.utils import batch_space
 from ..config.cells import CellConfig, check_cell_fields, resolve_cells
 from ..config.system import SystemConfig
 from ..engine.context import RoundContext
-from ..engine.state import State
 from .cells import CellBatch, MultiSpinCellsEnv, reset_option_config
 from .shell import Autoreset, autoreset_mode_of, check_num_envs, seed_list
 from .vector import MultiSpinVectorEnv
@@ -124,7 +123,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         return [self._batch.context(i, oracle) for i in range(self.num_envs)]
 
     @property
-    def state(self) -> list[State]:
+    def state(self) -> list:
         """Each sub-env's functional state, as its cell's own (a batch of one with K devices)."""
         self._ready()
         return [self._batch.rows.state(i) for i in range(self.num_envs)]

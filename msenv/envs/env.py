@@ -9,7 +9,7 @@ shared round kernel (:mod:`msenv.model.goodput`); what it shares with the other 
 - Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.engine.observation`.
 - Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
 - Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
-- ``info``: numbers and arrays only (see :data:`~msenv.engine.kinds.INFO_KEYS`).
+- ``info``: numbers and arrays only (see :data:`~msenv.engine.base.INFO_KEYS`).
 - ``env.unwrapped.context``: the upcoming round's :class:`~msenv.engine.context.RoundContext`.
 """
 
@@ -23,7 +23,6 @@ import numpy as np
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
-from ..engine.state import State
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 from .render import ansi_line
 from .shell import check_render_mode, config_from_options, peek
@@ -93,7 +92,7 @@ class MultiSpinEnv(gym.Env):
         self.render_mode = render_mode
         self._use(self.config)
         self.action_space, self.observation_space = self._engine.layout.spaces()
-        self._state: State | None = None
+        self._state = None
         self._last: dict[str, Any] | None = None
         self._last_action: np.ndarray | None = None
         self._renderer = None
@@ -184,7 +183,7 @@ class MultiSpinEnv(gym.Env):
         return self._engine.context(self._state, 0, oracle)
 
     @property
-    def state(self) -> State:
+    def state(self):
         """The functional state (batch of one)."""
         return self._state
 

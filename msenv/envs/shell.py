@@ -1,7 +1,7 @@
 """What every environment shell shares, written once: which reset options may change the config
 (those that keep the layout), the seeds of sub-environments and episodes, the draws of a step (and
 the common random numbers of ``what_if``), the episode totals and Gymnasium's two autoreset modes.
-The spaces, the round and its ``info`` are the engine's (:mod:`msenv.engine.kinds`).
+The spaces, the round and its ``info`` are the engine's (:mod:`msenv.engine.base`).
 
 The shells (:mod:`msenv.envs.env`, :mod:`~msenv.envs.vector`, :mod:`~msenv.envs.cells`,
 :mod:`~msenv.envs.cells_vector`) keep only what is their own: how many rows they hold, and how a
@@ -97,6 +97,14 @@ def draw(gens: list[np.random.Generator], rows, out: np.ndarray, sizes: np.ndarr
     else:
         for i in rows:
             gens[i].random(out=out[i, : sizes[i]])
+    return out
+
+
+def draw_rows(gens: list[np.random.Generator], rows, n: int) -> np.ndarray:
+    """[len(rows), n] uniforms, row j the next ``n`` of generator ``rows[j]`` (a reset of those rows only)."""
+    out = np.empty((len(rows), n))
+    for j, i in enumerate(rows):
+        gens[i].random(out=out[j])
     return out
 
 

@@ -28,8 +28,18 @@ from gymnasium.vector.utils import batch_space
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
-from ..engine.state import State
-from .shell import Autoreset, Totals, autoreset_mode_of, check_num_envs, config_from_options, draw, peek, seed_list
+from ..engine.state import put_rows
+from .shell import (
+    Autoreset,
+    Totals,
+    autoreset_mode_of,
+    check_num_envs,
+    config_from_options,
+    draw,
+    draw_rows,
+    peek,
+    seed_list,
+)
 
 
 class MultiSpinVectorEnv(VectorEnv):
@@ -57,7 +67,7 @@ class MultiSpinVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
-        self._state: State | None = None
+        self._state = None
         self._autoreset = Autoreset(self, self.num_envs)
         self._totals = Totals(self.num_envs)
 
@@ -67,8 +77,9 @@ class MultiSpinVectorEnv(VectorEnv):
         self._engine.warm_up()
         self._n_reset, self._n_step = self._engine.reset_draws, self._engine.step_draws
 
-    def _fresh(self, rows: np.ndarray) -> State:
-        return self._engine.reset(draw(self._gens, rows, np.zeros((self.num_envs, self._n_reset))))
+    def _fresh(self, rows: np.ndarray):
+        """New episodes of the sub-envs ``rows`` (each from its own generator), as a state of len(rows) rows."""
+        return self._engine.reset(draw_rows(self._gens, rows, self._n_reset))
 
     @property
     def np_random_generators(self) -> list[np.random.Generator]:
@@ -104,9 +115,7 @@ class MultiSpinVectorEnv(VectorEnv):
         return self._engine.observe(self._state), rewards, terminated, truncated, info
 
     def _restart(self, rows: np.ndarray) -> None:
-        mask = np.zeros(self.num_envs, dtype=bool)
-        mask[rows] = True
-        self._state = self._state.where(mask, self._fresh(rows))
+        self._state = put_rows(self._state, rows, self._fresh(rows))
         self._totals.clear(rows)
 
     def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
@@ -121,7 +130,7 @@ class MultiSpinVectorEnv(VectorEnv):
         _, res = self._play(actions, live, peek)
         return np.where(live, res.total_tokens, 0.0), np.where(live, res.latency, 0.0)
 
-    def _play(self, actions, live: np.ndarray, sample) -> tuple[State, Any]:
+    def _play(self, actions, live: np.ndarray, sample) -> tuple[Any, Any]:
         """(the next state, the round's result) of ``actions`` in the rows ``live``, their uniforms
         from ``sample``: :func:`~msenv.envs.shell.draw` for a step, :func:`~msenv.envs.shell.peek`
         for ``what_if``."""
@@ -130,7 +139,7 @@ class MultiSpinVectorEnv(VectorEnv):
         return self._engine.step(u, self._state, gamma)
 
     @property
-    def state(self) -> State:
+    def state(self):
         """The batched functional state."""
         return self._state
 
