@@ -18,7 +18,7 @@ from baselines.adaptive import (
     budget_lengths,
 )
 from baselines.saa import SAAEstimator
-from msenv.engine.traces import TraceContext
+from msenv.engine.kinds.traces import TraceContext
 from msenv.model import acceptance, latency
 
 

@@ -1,4 +1,4 @@
-"""model §11 dynamics (msenv.engine.dynamics): requests, their renewals and the tokens they count."""
+"""model §11 dynamics (msenv.engine.kinds.dynamics): requests, their renewals and the tokens they count."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from scipy import stats
 import msenv  # noqa: F401
 from msenv import SystemConfig
 from msenv.engine import functional as F
-from msenv.engine.dynamics import REQUEST_POOL
+from msenv.engine.kinds.dynamics import REQUEST_POOL
 from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
 from msenv.model import acceptance

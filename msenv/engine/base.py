@@ -2,8 +2,8 @@
 
 :func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — one
 :class:`Engine` subclass per *kind*, each in a module of its own: the paper scenario's
-(:mod:`msenv.engine.paper`), the model §11 dynamics' (:mod:`msenv.engine.dynamics`), the traces'
-(:mod:`msenv.engine.traces`). A kind owns its state type, its observation table (device rows of
+(:mod:`msenv.engine.kinds.paper`), the model §11 dynamics' (:mod:`msenv.engine.kinds.dynamics`), the traces'
+(:mod:`msenv.engine.kinds.traces`). A kind owns its state type, its observation table (device rows of
 :class:`~msenv.engine.observation.Feature`), the parts of its random draws, its step, its context
 type and its ``info`` keys. This base writes once what every kind shares: the reset of the paper
 scenario's part of the state (geometry, tasks, drafting speeds, budgets), the observation from the

@@ -11,7 +11,7 @@ cell, whatever its spread) and a last entry 1 (the mask); a padded row is all ze
 are the cell's and ``tanh(ln K / 4)`` (its size).
 
 Two implementations with one surface (:class:`CellRows`): the paper kind's
-:class:`~msenv.engine.paper.PaddedPaperRows` plays every row's paper-scenario round in one compiled
+:class:`~msenv.engine.kinds.paper.PaddedPaperRows` plays every row's paper-scenario round in one compiled
 call; :class:`SeparateRows` keeps one state per row and steps each with its cell's engine (any kind).
 """
 

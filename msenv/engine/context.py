@@ -23,8 +23,8 @@ class RoundContext:
     Arrays are [K] for one environment (or [B, K] for a batch); ``p_ul_w``/``p_dl_w`` are the
     episode's power budgets (fixed unless the config randomises them). This is the paper
     scenario's context, where what a server sees is the truth; a kind with more to show (or to
-    hide) has a subclass of its own (:class:`msenv.engine.dynamics.DynamicContext`,
-    :class:`msenv.engine.traces.TraceContext`). Controllers ask the context's questions
+    hide) has a subclass of its own (:class:`msenv.engine.kinds.dynamics.DynamicContext`,
+    :class:`msenv.engine.kinds.traces.TraceContext`). Controllers ask the context's questions
     (:meth:`sample_alpha`, :attr:`knows_correction_gains`, :meth:`correction_gains`,
     :meth:`gain_samples`), whose answers here are the exact ones.
     """

@@ -7,8 +7,8 @@ Randomness enters only as arrays of uniforms, so the dynamics are pure functions
     obs = observe(state, cfg)                               # float32 [B, obs_size(cfg)]
 
 Each entry point hands the call to the config's engine (:func:`engine_for`), which owns them: one
-kind per module — :mod:`msenv.engine.paper`, :mod:`msenv.engine.dynamics`,
-:mod:`msenv.engine.traces` — over what every kind shares (:mod:`msenv.engine.base`, the
+kind per module — :mod:`msenv.engine.kinds.paper`, :mod:`msenv.engine.kinds.dynamics`,
+:mod:`msenv.engine.kinds.traces` — over what every kind shares (:mod:`msenv.engine.base`, the
 observation table :mod:`msenv.engine.observation`, the draws :mod:`msenv.engine.state`, the
 context :mod:`msenv.engine.context`, padded cells :mod:`msenv.engine.cells`).
 """
@@ -23,10 +23,10 @@ from ..config.system import SystemConfig
 from ..model.goodput import RoundResult
 from .base import Engine
 from .context import ORACLE_MODES, RoundContext, validate_action
-from .dynamics import DynamicEngine
+from .kinds.dynamics import DynamicEngine
+from .kinds.paper import PaperEngine
+from .kinds.traces import TraceEngine
 from .observation import Layout
-from .paper import PaperEngine
-from .traces import TraceEngine
 
 __all__ = [
     "Engine", "Layout", "ORACLE_MODES", "RoundContext", "context", "device_features", "engine_for", "feature_docs",
@@ -38,10 +38,10 @@ __all__ = [
 @functools.lru_cache(maxsize=128)
 def engine_for(config: SystemConfig) -> Engine:
     """The engine of ``config``, built once per config (the one place that reads which kind plays
-    it): :class:`~msenv.engine.traces.TraceEngine` when acceptance comes from traces
-    (``trace_source``), :class:`~msenv.engine.paper.PaperEngine` in the paper scenario
+    it): :class:`~msenv.engine.kinds.traces.TraceEngine` when acceptance comes from traces
+    (``trace_source``), :class:`~msenv.engine.kinds.paper.PaperEngine` in the paper scenario
     (:attr:`~msenv.config.SystemConfig.is_paper_scenario`), else
-    :class:`~msenv.engine.dynamics.DynamicEngine`."""
+    :class:`~msenv.engine.kinds.dynamics.DynamicEngine`."""
     if not isinstance(config, SystemConfig):
         raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
     if config.traces.trace_source is not None:

@@ -45,7 +45,7 @@ class StepParams(NamedTuple):
 
 class DynamicParams(NamedTuple):
     """The model §11 step's own constants after :class:`StepParams`, built by
-    :meth:`msenv.engine.dynamics.DynamicEngine.kind_params`; flags are 0/1."""
+    :meth:`msenv.engine.kinds.dynamics.DynamicEngine.kind_params`; flags are 0/1."""
 
     statistical_csi: float  #: the observation's gain slots show β, not the fading
     gauss_markov: float  #: Gauss–Markov channel

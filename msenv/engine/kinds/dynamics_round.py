@@ -1,5 +1,5 @@
-"""The model §11 round, compiled: the step of :class:`~msenv.engine.dynamics.DynamicEngine` and the
-observation table it writes (the kind's own; :mod:`msenv.engine.dynamics` has the rest of the kind).
+"""The model §11 round, compiled: the step of :class:`~msenv.engine.kinds.dynamics.DynamicEngine` and the
+observation table it writes (the kind's own; :mod:`msenv.engine.kinds.dynamics` has the rest of the kind).
 
 :data:`DEVICES` is the kind's observation: the paper's entries, the α slot showing the belief's
 mean (or α when observed), then 2·sd of the belief, P(hard) and the Doppler where the config has
@@ -14,10 +14,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..config.system import SystemConfig
-from ..model import acceptance, channel, latency
-from ..model.goodput import round_rows
-from ..model.slots import (
+from ...config.system import SystemConfig
+from ...model import acceptance, channel, latency
+from ...model.goodput import round_rows
+from ...model.slots import (
     COMPLEX_ROW,
     DYN_FLAG,
     DYN_PARAM,
@@ -29,7 +29,7 @@ from ..model.slots import (
     STEP_DRAW,
     STEP_PARAM,
 )
-from .observation import BETA, G_DL, G_UL, SPEED, Feature, round_writer
+from ..observation import BETA, G_DL, G_UL, SPEED, Feature, round_writer
 
 #: the observation's Doppler entry is tanh(f_D / DOPPLER_SCALE_HZ)
 DOPPLER_SCALE_HZ = 10.0

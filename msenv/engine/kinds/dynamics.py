@@ -10,7 +10,7 @@ the Beta posterior of the request's α (``belief="beta"``), or, with the chain, 
 of (request α on a grid, easy/hard state) — exact Bayes on the grid (``belief="grid"``).
 
 The kind owns its state (:class:`DynamicState`), its context (:class:`DynamicContext`: what a
-server can know, or with ``oracle`` the truth), its draws and, in :mod:`msenv.engine.dynamics_round`,
+server can know, or with ``oracle`` the truth), its draws and, in :mod:`msenv.engine.kinds.dynamics_round`,
 its observation table and its compiled step. Draws, after the paper scenario's parts: reset — the complex
 decision gains take 2 uniforms per complex number and link instead of the fading, then speeds K,
 the innovations w₁ (complex, per link), request length K, request α K, chain state K, and the
@@ -26,16 +26,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..config.groups import ALPHA_DYNAMICS
-from ..config.system import SystemConfig
-from ..model import acceptance, channel
-from ..model.acceptance import BELIEF_CODES
-from ..model.goodput import kernel_outputs, kernel_result
-from ..model.slots import COMPLEX_ROW, DYN_FLAG, DYN_REAL, INT_ROW, MOMENT, DynamicParams, StepDraws, pack
-from .base import REQUEST_INFO, Engine, InfoKey
-from .context import RoundContext
+from ...config.groups import ALPHA_DYNAMICS
+from ...config.system import SystemConfig
+from ...model import acceptance, channel
+from ...model.acceptance import BELIEF_CODES
+from ...model.goodput import kernel_outputs, kernel_result
+from ...model.slots import COMPLEX_ROW, DYN_FLAG, DYN_REAL, INT_ROW, MOMENT, DynamicParams, StepDraws, pack
+from ..base import REQUEST_INFO, Engine, InfoKey
+from ..context import RoundContext
+from ..state import links, paper_draws
 from .dynamics_round import DEVICES, ROUND_ROWS, Inputs, RoundView, Tables, dynamic_rows, write_round
-from .state import links, paper_draws
 
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws

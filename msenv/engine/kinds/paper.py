@@ -29,13 +29,13 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..config.system import SystemConfig
-from ..model import acceptance, channel
-from ..model.goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
-from ..model.slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, STEP_PARAM
-from .base import Engine
-from .cells import CellRows
-from .observation import BETA, G_DL, G_UL, SPEED, Feature, Layout, round_writer
+from ...config.system import SystemConfig
+from ...model import acceptance, channel
+from ...model.goodput import RoundInts, RoundReals, RoundResult, kernel_outputs, kernel_result, round_rows
+from ...model.slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, STEP_PARAM
+from ..base import Engine
+from ..cells import CellRows
+from ..observation import BETA, G_DL, G_UL, SPEED, Feature, Layout, round_writer
 
 
 class PaperState(NamedTuple):
