@@ -202,7 +202,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     from msenv.config import FIELD_ORDER, SystemConfig
     from msenv.engine.functional import engine_for, feature_docs
 
-    cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
+    cfg = msenv.env_config(env_id)
     lay = msenv.layout_of(cfg)
     k, nf = lay.slots, lay.row
     default = SystemConfig()
@@ -288,7 +288,7 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
-        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
+        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         ("A cell generator: every episode draws a new cell — its number of devices K, its drafting "
          "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
          "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
@@ -354,11 +354,10 @@ def _render(env_id: str, path: Path) -> None:
 def environments_index() -> str:
     import msenv
 
-    notes = {**msenv.ENV_NOTES, **msenv.CELL_NOTES}
+    notes = msenv.ENV_NOTES
     rows = [[f"[`{i}`]({page_name(i)}.md)", n] for i, n in notes.items()]
     toc = "\n".join(page_name(i) for i in notes)
-    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS` and, for the "
-            "cell generator, `msenv.CELL_IDS`). Each "
+    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS`). Each "
             "page says how to make it, its configuration, spaces, reward, `info`, what a server can know and "
             "its baselines table.\n\n" + md_table(["id", "what"], rows)
             + f"\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
@@ -588,14 +587,15 @@ def write_all(out: Path = OUT) -> list[Path]:
     """Write every generated page; returns the files written."""
     import msenv
 
+    from msenv.config import CellConfig
+
     out.mkdir(parents=True, exist_ok=True)
     pages = {"environments.md": environments_index(), "configuration.md": configuration_page(),
              "controllers.md": controllers_page(), "cli.md": cli_page(), "figure-commits.md": figure_commits(),
              "baselines-tables.md": baselines_tables_page()}
-    for env_id in msenv.ENV_IDS:
-        pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
-    for env_id in msenv.CELL_IDS:
-        pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
+    for env_id in msenv.ENV_IDS:  # the page of the shell that plays the id
+        page = cells_page if msenv.env_config(env_id).entry == CellConfig.entry else env_page
+        pages[f"{page_name(env_id)}.md"] = page(env_id, out)
     from plain_math import markdown_math
 
     # the code's plain-Unicode formulas as math (the command lines' help stays as printed)

@@ -21,9 +21,8 @@ from gymnasium.vector.utils import batch_space
 from ..config.cells import CellConfig, check_cell_fields, resolve_cells
 from ..config.system import SystemConfig
 from ..engine.context import RoundContext
-from .cells import CellBatch, MultiSpinCellsEnv, reset_option_config
-from .shell import Autoreset, autoreset_mode_of, check_num_envs, seed_list
-from .vector import MultiSpinVectorEnv
+from .cells import CellBatch, MultiSpinCellsEnv
+from .shell import Autoreset, autoreset_mode_of, check_num_envs, config_from_options, seed_list
 
 
 class MultiSpinCellsSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -134,7 +133,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         seeds = seed_list(seed, self.num_envs)
         if options and "config" in options:
             seeders = self._batch.seeders
-            self._use(reset_option_config(self.config, options["config"]))
+            self._use(config_from_options(self.config, options["config"]))
             self._batch.seeders = seeders
         for i, s in enumerate(seeds):
             self._batch.start(i, s)
@@ -198,14 +197,4 @@ def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None,
     return cls(num_envs, resolve_cells(config, **overrides), render_mode=render_mode, autoreset_mode=autoreset_mode)
 
 
-def make_vector_env(config: SystemConfig | CellConfig, num_envs: int, **kwargs: Any):
-    """The batched vector env of a config: a :class:`~msenv.envs.vector.MultiSpinVectorEnv` for a
-    SystemConfig, a :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` for a
-    :class:`CellConfig`; ``kwargs`` as theirs (``autoreset_mode``)."""
-    if isinstance(config, CellConfig):
-        return MultiSpinCellsVectorEnv(num_envs, config, **kwargs)
-    return MultiSpinVectorEnv(num_envs, config, **kwargs)
-
-
-__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "cells_vector_env", "check_action_batch",
-           "make_vector_env"]
+__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "cells_vector_env", "check_action_batch"]

@@ -1,4 +1,5 @@
-"""What every environment shell shares, written once: which reset options may change the config
+"""What every environment shell shares, written once: what a config's environment is (its layout,
+its shells — for any :class:`~msenv.config.EnvSpec`), which reset options may change the config
 (those that keep the layout), the seeds of sub-environments and episodes, the draws of a step (and
 the common random numbers of ``what_if``), the episode totals and Gymnasium's two autoreset modes.
 The spaces, the round and its ``info`` are the engine's (:mod:`msenv.engine.base`).
@@ -14,40 +15,53 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 
-from ..config.system import SystemConfig
+from ..config.spec import EnvSpec
 from ..engine.functional import engine_for
-from ..engine.observation import changed_by
+from ..engine.observation import Layout, changed_by
 from ..model.goodput import RoundResult
 
 
+# ---------------------------------------------------------------------- a config's environment
+def layout_of(config: EnvSpec) -> Layout:
+    """The shapes a config fixes (:class:`~msenv.engine.observation.Layout`): its cells' engine's
+    layout as the config pads it (a single cell: as it is; a generator's: padded to ``k_max``) — what
+    the spaces, the agents and the padding read."""
+    return config.pad(engine_for(config.base).layout)
+
+
+def make_env(config: EnvSpec, render_mode: str | None = None, **kwargs: Any):
+    """The environment of a config (the shell it names: :attr:`EnvSpec.entry <msenv.config.EnvSpec.entry>`)."""
+    return load_env_creator(config.entry)(config=config, render_mode=render_mode, **kwargs)
+
+
+def make_vector_env(config: EnvSpec, num_envs: int, **kwargs: Any):
+    """The batched vector environment of a config (its :attr:`~msenv.config.EnvSpec.vector_entry`);
+    ``kwargs`` as its (``autoreset_mode``)."""
+    return load_env_creator(config.vector_entry)(num_envs=num_envs, config=config, **kwargs)
+
+
 # ---------------------------------------------------------------------- checks
-def config_from_options(current, value: Any, layout_of: Callable | None = None,
-                        fields: Callable | None = None):
+def config_from_options(current: EnvSpec, value: Any) -> EnvSpec:
     """The config of ``reset(options={"config": value})``: ``current`` with the fields of ``value``
     (a dict of fields, or a config) changed; refused in one line naming the field when the change
     would change the layout (the spaces, or what an observation entry means) — the env would no
-    longer fit a policy built on its spaces. ``layout_of`` / ``fields``: the config's layout and its
-    flat fields (default: a :class:`~msenv.config.SystemConfig`'s)."""
-    layout_of = layout_of or _system_layout
-    fields = fields or type(current).to_dict
+    longer fit a policy built on its spaces."""
     if isinstance(value, type(current)):
-        value = fields(value)
+        value = value.fields()
     if not isinstance(value, dict):
         raise ValueError(f"reset option config={value!r} is invalid; allowed: a dict of config fields or a "
                          f"{type(current).__name__}")
     new = current.replace(**value)
-    name = changed_by(current, new, layout_of, fields)
+    name = changed_by(current, new, layout_of, type(current).fields)
     if name is not None:
-        raise ValueError(f"reset option config.{name}={fields(new)[name]!r} is not allowed: it changes the "
-                         f"observation or action layout (current {fields(current)[name]!r}); make a new env instead")
+        raise ValueError(f"reset option config.{name}={new.fields()[name]!r} is not allowed: it changes the "
+                         f"observation or action layout (current {current.fields()[name]!r}); make a new env "
+                         "instead")
     return new
-
-
-def _system_layout(cfg: SystemConfig):
-    return engine_for(cfg).layout
 
 
 def check_render_mode(render_mode: Any, allowed: list[str]) -> None:

@@ -200,8 +200,8 @@ def trace_rows(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs, requ
     trace_round(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs,
                 Replay(request, position, started, pool, history, rounds, counts, belief), acc_len, offsets,
                 requests, consts, cols, fading_at, coins_at, next_at,
-                Posterior(posterior, prior, trans, first, cont, tail, cap), ints, reals, rejected, modes, per_round, f_row,
-                done, survival, obs)
+                Posterior(posterior, prior, trans, first, cont, tail, cap), ints, reals, rejected, modes, per_round,
+                f_row, done, survival, obs)
 
 
 @njit(cache=True, error_model="numpy")
