@@ -586,7 +586,6 @@ def house_svg() -> str:
 def write_all(out: Path = OUT) -> list[Path]:
     """Write every generated page; returns the files written."""
     import msenv
-
     from msenv.config import CellConfig
 
     out.mkdir(parents=True, exist_ok=True)
