@@ -84,8 +84,8 @@ def bank_of(cfg: SystemConfig) -> Bank:
     """The bank of a trace config (built once per source and split): a preset's bank drawn from
     the fitted model, or a file's; ``ValueError`` in one line naming the file, request and field
     for a bad file, and naming ``gamma_max`` when the bank cannot price its drafts."""
-    t = cfg.traces
-    bank = _load(t.trace_source, t.trace_drafter, t.trace_split, t.trace_requests, t.trace_seed, t.trace_drop_limit)
+    bank = _load(cfg.traces.trace_source, cfg.traces.trace_drafter, cfg.traces.trace_split,
+                 cfg.traces.trace_requests, cfg.traces.trace_seed, cfg.traces.trace_drop_limit)
     if cfg.gamma_max >= bank.cap:
         raise ValueError(f"config field gamma_max={cfg.gamma_max} is invalid for trace bank {bank.source}: its cap is "
                          f"{bank.cap} (a draft of cap tokens or more cannot be priced from it); allowed: integers "
