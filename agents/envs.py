@@ -18,11 +18,10 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.config import CellConfig, SystemConfig
-from msenv.envs.cells import make_env
-from msenv.envs.cells_vector import make_vector_env
+from msenv.config import EnvSpec
 from msenv.envs.env import SUMMARY_KEYS, RoundMetrics
 from msenv.envs.sb3 import SB3VecEnv, what_if
+from msenv.envs.shell import make_env, make_vector_env
 
 VEC_KINDS = ("batched", "subproc", "dummy")
 MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
@@ -31,7 +30,7 @@ MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
 class _SingleFactory:
     """Picklable env factory for SubprocVecEnv workers."""
 
-    def __init__(self, config: SystemConfig | CellConfig) -> None:
+    def __init__(self, config: EnvSpec) -> None:
         self.config = config
 
     def __call__(self):
@@ -49,7 +48,7 @@ def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
     return derived_seeds(seed, n_envs, 1, resumed_at) if resumed_at else derived_seeds(seed, n_envs, 0)
 
 
-def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int],
+def make_vec_env(config: EnvSpec, n_envs: int, seed: int | Sequence[int],
                  kind: str = "batched") -> VecEnv:
     """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1`` (an
     integer, as SB3's ``VecEnv.seed``) or by a list of one seed per env (:func:`training_seeds`)."""
@@ -212,7 +211,7 @@ class CounterfactualReward(VecEnvWrapper):
         return obs, out.astype(np.float32), done, infos
 
 
-def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int], kind: str = "batched",
+def training_env(config: EnvSpec, n_envs: int, seed: int | Sequence[int], kind: str = "batched",
                  policy: str = "mlp", reward: str | None = None, lam: float | None = None,
                  evaluation: bool = False) -> VecEnv:
     """The VecEnv PPO trains on (before ``VecNormalize``), as ``train.py`` builds it:

@@ -80,7 +80,7 @@ class TraceFilterSAA(GreedySAA):
         if self.params is not None:
             name, params, cap = self.params
         else:
-            name = self.preset if self.preset is not None else getattr(config, "trace_source", None)
+            name = self.preset if self.preset is not None else config.traces.trace_source
             fitted = None if name is None else fitted_model(name)
             if fitted is None:
                 what = "no trace" if name is None else "a source with no fitted model (a bank file, a mix)"

@@ -99,6 +99,8 @@ def env_config(env_id: str, **overrides) -> EnvSpec:
 
 #: the ids with the model-§11 dynamics (the others follow the paper's assumptions)
 DYNAMIC_IDS = tuple(i for i in ENV_IDS if env_config(i).base.dynamics != DynamicsConfig())
+#: the ids whose acceptance is replayed from traces (model §12)
+TRACE_IDS = tuple(i for i in ENV_IDS if env_config(i).base.traces.trace_source is not None)
 
 
 def register_envs() -> None:
@@ -157,6 +159,7 @@ __all__ = [
     "ENV_IDS",
     "env_config",
     "DYNAMIC_IDS",
+    "TRACE_IDS",
     "ENV_NOTES",
     "INFO_KEYS",
     "MultiSpinEnv",

@@ -159,7 +159,7 @@ def summary_box(env_id: str) -> str:
 
     env = gym.make(env_id).unwrapped
     cfg = msenv.env_config(env_id)
-    base = getattr(cfg, "base", cfg)
+    base = cfg.base
     nvec = env.action_space.nvec
     action = (f"MultiDiscrete([{nvec[0]}] * {len(nvec)})" if len(set(nvec.tolist())) == 1 else str(env.action_space))
     rows = [["Action space", f"`{action}` (a draft length per device slot)"],

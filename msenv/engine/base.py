@@ -196,11 +196,8 @@ class Engine:
     # ------------------------------------------------------------------ info
     def row_info(self, res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
         """The ``info`` of row ``i`` of a round's result (a single env's); ``ep_tokens`` /
-        ``ep_time`` are the episode's totals before this round (the dict holds them after it).
-        Written key by key: this is on the single env's step, where a loop costs a microsecond."""
-        latency = float(res.latency[i])
-        ep_tokens += float(res.total_tokens[i])
-        ep_time += latency
+        ``ep_time`` are the episode's totals after this round. Written key by key: this is on the
+        single env's step, where a loop costs a microsecond."""
         out = {
             "tokens": res.tokens[i],
             "accepted": res.accepted[i],
@@ -211,7 +208,7 @@ class Engine:
             "t_draft": float(res.t_draft[i]),
             "t_verify": float(res.t_verify[i]),
             "t_com": float(res.t_com[i]),
-            "latency": latency,
+            "latency": float(res.latency[i]),
             "goodput": float(res.goodput[i]),
             "episode_tokens": ep_tokens,
             "episode_time": ep_time,

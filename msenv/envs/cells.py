@@ -69,7 +69,7 @@ class CellBatch:
         self.seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (as MultiSpinCellsEnv's)
         self.gens: list[np.random.Generator | None] = [None] * n  # each episode's own stream
         self.sizes = np.zeros(n, np.int64)  # each row's uniforms per step
-        self.u = np.zeros((n, engine_for(base.replace(num_devices=k_max)).step_draws))
+        self.u = np.zeros((n, self.engine.step_draws))  # the step's uniforms (grown to the largest cell's)
         self.totals = Totals(n)
 
     def start(self, i: int, seed: int | None) -> None:
@@ -80,6 +80,8 @@ class CellBatch:
         gen, engine = seeding.np_random(ep_seed)[0], engine_for(cell)
         self.rows.start(i, cell, engine, gen.random((1, engine.reset_draws))[0])
         self.gens[i], self.sizes[i] = gen, engine.step_draws
+        if engine.step_draws > self.u.shape[1]:
+            self.u = np.zeros((self.n, engine.step_draws))
         self.totals.clear(i)
 
     def check(self, actions: Any) -> np.ndarray:
@@ -158,7 +160,6 @@ class MultiSpinCellsEnv(gym.Env):
             self._batch.seeders = seeders
         self._batch.start(0, seed)
         self.cell = self._batch.rows.cells[0]
-        self._ep_tokens = self._ep_time = 0.0
         self._last = self._last_action = None
         self._show()
         return self._batch.rows.obs[0].copy(), {"num_devices": self.cell.num_devices}
@@ -169,9 +170,9 @@ class MultiSpinCellsEnv(gym.Env):
         if self.cell is None:
             raise RuntimeError("call reset() before step()")
         a = validate_action(action, self.config.base, num_devices=self.config.k_max)
-        res = self._batch.step(a[None], _ONE)
-        info = self._batch.engine.row_info(res, 0, self._ep_tokens, self._ep_time)
-        self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
+        batch = self._batch
+        res = batch.step(a[None], _ONE)
+        info = batch.engine.row_info(res, 0, float(batch.totals.tokens[0]), float(batch.totals.time[0]))
         info["num_devices"] = k = self.cell.num_devices
         self._last, self._last_action = info, a[:k]
         self._show()

@@ -106,26 +106,31 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         return self._batch.rows.k.copy()
 
     @property
-    def context(self) -> list[RoundContext]:
+    def context(self) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round as the server sees it (one context per sub-env, arrays [K]
         of its cell's K devices)."""
         return self.round_context()
 
     @property
-    def oracle_context(self) -> list[RoundContext]:
+    def oracle_context(self) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round's truth (as :attr:`MultiSpinCellsEnv.oracle_context`)."""
         return self.round_context(oracle=True)
 
-    def round_context(self, oracle: bool | str = False) -> list[RoundContext]:
+    def round_context(self, oracle: bool | str = False) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round's context (``oracle`` as :meth:`MultiSpinCellsEnv.round_context`)."""
         self._ready()
-        return [self._batch.context(i, oracle) for i in range(self.num_envs)]
+        return tuple(self._batch.context(i, oracle) for i in range(self.num_envs))
 
     @property
-    def state(self) -> list:
+    def states(self) -> tuple:
         """Each sub-env's functional state, as its cell's own (a batch of one with K devices)."""
         self._ready()
-        return [self._batch.rows.state(i) for i in range(self.num_envs)]
+        return tuple(self._batch.rows.state(i) for i in range(self.num_envs))
+
+    @property
+    def state(self) -> tuple:
+        """:attr:`states` (the cells of the sub-envs differ in K: no one batched state)."""
+        return self.states
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Start every sub-env's episode (sub-env i seeded ``seed + i``, or by a list of seeds);

@@ -22,6 +22,7 @@ from gymnasium.vector import AutoresetMode
 from ..config.spec import EnvSpec
 from ..engine.functional import engine_for
 from ..engine.observation import Layout, changed_by
+from ..engine.state import put_rows
 from ..model.goodput import RoundResult
 
 
@@ -139,14 +140,59 @@ class Totals:
     def __init__(self, n: int) -> None:
         self.tokens, self.time = np.zeros(n), np.zeros(n)
 
-    def add(self, res: RoundResult, live: np.ndarray) -> None:
-        """Count the round of the ``live`` rows."""
+    def add(self, res: RoundResult, live: np.ndarray | None = None) -> None:
+        """Count the round of the ``live`` rows (None: every row)."""
+        if live is None:
+            self.tokens += res.total_tokens
+            self.time += res.latency
+            return
         self.tokens = np.where(live, self.tokens + res.total_tokens, self.tokens)
         self.time = np.where(live, self.time + res.latency, self.time)
 
     def clear(self, rows) -> None:
         self.tokens[rows] = 0.0
         self.time[rows] = 0.0
+
+
+# ---------------------------------------------------------------------- the single-cell core (a batch of n rows)
+class EnvBatch:
+    """The episodes of ``n`` rows of one single-cell config (the core of
+    :class:`~msenv.envs.env.MultiSpinEnv`, n = 1, and of :class:`~msenv.envs.vector.MultiSpinVectorEnv`):
+    the engine, each row's generator, the batched state and the episodes' totals. Row i draws only
+    from generator i, so a batch of n rows plays exactly n single envs seeded alike."""
+
+    def __init__(self, config, n: int, gens: list[np.random.Generator]) -> None:
+        self.n = n
+        self.gens = gens  #: each row's generator
+        self.state = None  #: the kind's batched state (None before the first reset)
+        self.totals = Totals(n)
+        self.use(config)
+
+    def use(self, config) -> None:
+        """Play ``config`` from now on (its engine, compiled on first use)."""
+        self.config, self.engine = config, engine_for(config)
+        self.engine.warm_up()
+        self.u = np.empty((self.n, self.engine.step_draws))  #: the step's uniforms, drawn in place
+
+    def start(self, rows) -> None:
+        """New episodes of ``rows`` (each from its own generator); the other rows keep theirs."""
+        fresh = self.engine.reset(draw_rows(self.gens, rows, self.engine.reset_draws))
+        every = len(rows) == self.n
+        self.state = fresh if every or self.state is None else put_rows(self.state, np.asarray(rows), fresh)
+        self.totals.clear(rows)
+
+    def play(self, gamma: np.ndarray, live: np.ndarray | None = None):
+        """One round of the ``live`` rows (None: all) with draft lengths ``gamma`` [n, K] (checked):
+        the round's result; the state and the totals move on."""
+        rows = range(self.n) if live is None else np.flatnonzero(live)
+        self.state, res = self.engine.step(draw(self.gens, rows, self.u), self.state, gamma)
+        self.totals.add(res, live)
+        return res
+
+    def what_if(self, gamma: np.ndarray, live: np.ndarray | None = None):
+        """The result of :meth:`play` on the draws it would use; nothing changes."""
+        rows = range(self.n) if live is None else np.flatnonzero(live)
+        return self.engine.step(peek(self.gens, rows, np.empty_like(self.u)), self.state, gamma)[1]
 
 
 # ---------------------------------------------------------------------- autoreset
