@@ -154,4 +154,6 @@ class MultiSpinVectorEnv(VectorEnv):
         return self._batch.engine.context(self._batch.state, index, oracle)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._batch.state = None
+        batch = self.__dict__.get("_batch")  # None when __init__ refused its arguments
+        if batch is not None:
+            batch.state = None
