@@ -111,10 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_out(parser, path: Path, suffixes: tuple[str, ...] | None = None) -> None:
     """Refuse ``--out`` before any work (argparse's one-line error): a folder, an unknown suffix, a
     folder that cannot be made or written to."""
-    if suffixes is not None and path.suffix not in suffixes:
-        parser.error(f"--out {path}: suffix {path.suffix!r} is unknown; allowed: {' | '.join(suffixes)}")
     if path.is_dir():
         parser.error(f"--out {path}: a folder; allowed: a file's path")
+    if suffixes is not None and path.suffix not in suffixes:
+        parser.error(f"--out {path}: suffix {path.suffix!r} is unknown; allowed: {' | '.join(suffixes)}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".write-test-"):

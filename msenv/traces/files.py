@@ -94,10 +94,11 @@ def _chunks(path: Path, fd: int, limit: int):
         raise ValueError(f"{path}: cannot read the file ({e.strerror or e})") from None
 
 
-def read_regular(path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of regular file ``path`` of at most ``limit`` bytes; ``ValueError`` in one line
-    naming the path for a missing, unreadable, special or larger file."""
-    path = Path(path)
+def read_regular(path, limit: int | None = None) -> bytes:
+    """The bytes of regular file ``path`` of at most ``limit`` bytes (default
+    :data:`MAX_FILE_BYTES`); ``ValueError`` in one line naming the path for a missing, unreadable,
+    special or larger file."""
+    path, limit = Path(path), MAX_FILE_BYTES if limit is None else limit
     fd, _ = _open_regular(path, limit)
     try:
         return b"".join(_chunks(path, fd, limit))
@@ -105,10 +106,10 @@ def read_regular(path, limit: int = MAX_FILE_BYTES) -> bytes:
         os.close(fd)
 
 
-def file_record(path, limit: int = MAX_FILE_BYTES) -> dict:
+def file_record(path, limit: int | None = None) -> dict:
     """``{"path", "sha256", "bytes"}`` of regular file ``path`` (read in blocks, never whole): what
     a result file records of each trace file it read. ``ValueError`` as :func:`read_regular`."""
-    path = Path(path)
+    path, limit = Path(path), MAX_FILE_BYTES if limit is None else limit
     fd, _ = _open_regular(path, limit)
     h, size = hashlib.sha256(), 0
     try:

@@ -155,12 +155,12 @@ def read_fit_file(path) -> FitFile:
             raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit`: field {key} is missing")
     cap, drafter, requests, values = doc["cap"], doc.get("drafter"), doc.get("requests"), doc["params"]
     if isinstance(cap, bool) or not isinstance(cap, int) or not 2 <= cap <= MAX_CAP:
-        raise ValueError(f"{path}: field cap = {str(cap)[:40]!r} is invalid; allowed: an integer in [2, {MAX_CAP}] "
+        raise ValueError(f"{path}: field cap = {repr(cap)[:40]} is invalid; allowed: an integer in [2, {MAX_CAP}] "
                          "(the model drafts up to cap − 1 tokens)")
     if drafter is not None and drafter not in DRAFTERS:
-        raise ValueError(f"{path}: field drafter = {str(drafter)[:40]!r} is invalid; allowed: {' | '.join(DRAFTERS)}")
+        raise ValueError(f"{path}: field drafter = {repr(drafter)[:40]} is invalid; allowed: {' | '.join(DRAFTERS)}")
     if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int) or requests < 1):
-        raise ValueError(f"{path}: field requests = {str(requests)[:40]!r} is invalid; allowed: an integer ≥ 1")
+        raise ValueError(f"{path}: field requests = {repr(requests)[:40]} is invalid; allowed: an integer ≥ 1")
     if not isinstance(values, dict):
         raise ValueError(f"{path}: field params is {type(values).__name__}; allowed: an object of the model's "
                          "parameters")
