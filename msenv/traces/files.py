@@ -50,41 +50,27 @@ MAX_REQUESTS = 2**20
 MAX_ID_CHARS = 256
 
 
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, in words."""
-    for test, what in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return what
-    return "not a regular file"
+#: what a file that is not a regular file is, in words
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def _open_regular(path: Path, limit: int) -> tuple[int, int]:
-    """(fd, size) of a regular file of at most ``limit`` bytes, opened without blocking (a FIFO
-    would wait for a writer) and checked on the opened file; else a ValueError naming the path."""
+def _blocks(path: Path, limit: int):
+    """The bytes of regular file ``path`` in blocks, at most ``limit`` in all: opened without
+    blocking (a FIFO would wait for a writer) and checked on the opened file, before any read; a
+    ValueError naming the path otherwise (also for a file that grows past ``limit`` meanwhile)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ValueError(f"{path}: cannot read the file ({e.strerror or e})") from None
     try:
-        st = os.fstat(fd)
+        st, total = os.fstat(fd), 0
         if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{path}: cannot read the file ({_kind(st.st_mode)}; allowed: a regular file)")
+            kind = next((what for test, what in _KINDS if test(st.st_mode)), "not a regular file")
+            raise ValueError(f"{path}: cannot read the file ({kind}; allowed: a regular file)")
         if st.st_size > limit:
             raise ValueError(f"{path}: {st.st_size} bytes is too large; allowed: at most {limit} bytes "
                              f"({limit / 2**20:.0f} MiB)")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st.st_size
-
-
-def _chunks(path: Path, fd: int, limit: int):
-    """The bytes of an open file in blocks, at most ``limit`` in all (a file that grows past it
-    while being read: ValueError)."""
-    total = 0
-    try:
         while block := os.read(fd, 1 << 20):
             total += len(block)
             if total > limit:
@@ -92,38 +78,25 @@ def _chunks(path: Path, fd: int, limit: int):
             yield block
     except OSError as e:
         raise ValueError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
 
 
 def read_regular(path, limit: int | None = None) -> bytes:
     """The bytes of regular file ``path`` of at most ``limit`` bytes (default
     :data:`MAX_FILE_BYTES`); ``ValueError`` in one line naming the path for a missing, unreadable,
     special or larger file."""
-    path, limit = Path(path), MAX_FILE_BYTES if limit is None else limit
-    fd, _ = _open_regular(path, limit)
-    try:
-        return b"".join(_chunks(path, fd, limit))
-    finally:
-        os.close(fd)
+    return b"".join(_blocks(Path(path), MAX_FILE_BYTES if limit is None else limit))
 
 
 def file_record(path, limit: int | None = None) -> dict:
     """``{"path", "sha256", "bytes"}`` of regular file ``path`` (read in blocks, never whole): what
     a result file records of each trace file it read. ``ValueError`` as :func:`read_regular`."""
-    path, limit = Path(path), MAX_FILE_BYTES if limit is None else limit
-    fd, _ = _open_regular(path, limit)
     h, size = hashlib.sha256(), 0
-    try:
-        for block in _chunks(path, fd, limit):
-            h.update(block)
-            size += len(block)
-    finally:
-        os.close(fd)
+    for block in _blocks(Path(path), MAX_FILE_BYTES if limit is None else limit):
+        h.update(block)
+        size += len(block)
     return {"path": str(path), "sha256": h.hexdigest(), "bytes": size}
-
-
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, or a ValueError naming the path."""
-    return read_regular(path)
 
 
 def _check_drafter(path, drafter) -> str:
@@ -203,7 +176,7 @@ def read_jsonl(path, drafter: str, cap: int | None = None, drop_limit: int | Non
                                    or drop_limit < 1):
         raise ValueError(f"drop_limit={drop_limit!r} is invalid; "
                          "allowed: an integer ≥ 1, or None (keep every request)")
-    raw = _read_bytes(path)
+    raw = read_regular(path)
     key = f"acc_{drafter}"
     arrays, ids, lines, dropped, positions = [], [], {}, 0, 0
     stream, n = BytesIO(raw), 0
@@ -405,7 +378,7 @@ def read_npz(path, drafter: str | None = None, cap: int | None = None) -> TraceB
     cap = _check_cap(cap)
     if drafter is not None:
         _check_drafter(path, drafter)
-    raw = _read_bytes(path)
+    raw = read_regular(path)
     data = _npz_arrays(path, raw)
     if _scalar(path, data, "format") != NPZ_FORMAT:
         raise ValueError(f"{path}: field format = {data['format'].item()!r} is invalid; allowed: {NPZ_FORMAT!r}")

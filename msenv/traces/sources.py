@@ -18,6 +18,7 @@ published file's name, an ``.npz`` bank) and differs from it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -34,7 +35,7 @@ from .published import DATA, PUBLISHED_LIMIT, SHIPPED, published_path, published
 from .split import split_indices
 
 #: the drafter a config names when it leaves trace_drafter at its default
-DEFAULT_DRAFTER = TraceConfig.trace_drafter
+DEFAULT_DRAFTER = next(f.default for f in dataclasses.fields(TraceConfig) if f.name == "trace_drafter")
 #: the most banks a ``mix:`` source may join
 MAX_MIX = 16
 
@@ -175,13 +176,13 @@ def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_
                 np.ascontiguousarray(requests_of_split, np.int64), cap, source, digest, tuple(files))
 
 
-def _checked(traces: TraceConfig) -> list[tuple[str, str, Path | None]]:
+def _checked(cfg: SystemConfig) -> list[tuple[str, str, Path | None]]:
     """(name, kind, path) of each single source of a trace config, its fields checked against it."""
-    names = _names(traces.trace_source)
+    names = _names(cfg.traces.trace_source)
     out = []
     for name in names:
         path, kind = _path_of(name)
-        _check_fields(name, kind, traces.trace_drafter, traces.trace_requests, traces.trace_drop_limit,
+        _check_fields(name, kind, cfg.traces.trace_drafter, cfg.traces.trace_requests, cfg.traces.trace_drop_limit,
                       sum(n in PRESETS for n in names))
         out.append((name, kind, path))
     return out
@@ -192,10 +193,9 @@ def bank_of(cfg: SystemConfig) -> Bank:
     preset's bank drawn from the fitted model, or a file's; ``ValueError`` in one line naming the
     file, request and field for a bad file, a field that does not apply to the source (module
     docstring), and ``gamma_max`` when the bank cannot price its drafts."""
-    t = cfg.traces
-    stamps = tuple(_stamp(path) for _, _, path in _checked(t))
-    bank = _load(t.trace_source, t.trace_drafter, t.trace_split, t.trace_requests, t.trace_seed, t.trace_drop_limit,
-                 stamps)
+    stamps = tuple(_stamp(path) for _, _, path in _checked(cfg))
+    bank = _load(cfg.traces.trace_source, cfg.traces.trace_drafter, cfg.traces.trace_split, cfg.traces.trace_requests,
+                 cfg.traces.trace_seed, cfg.traces.trace_drop_limit, stamps)
     if cfg.gamma_max >= bank.cap:
         raise ValueError(f"config field gamma_max={cfg.gamma_max} is invalid for trace bank {bank.source}: its cap is "
                          f"{bank.cap} (a draft of cap tokens or more cannot be priced from it); allowed: integers "
@@ -209,11 +209,11 @@ def trace_files(cfg, missing_ok: bool = False) -> list[dict]:
     under its path in the package, ``msenv/traces/data/…``), in the order of its source; [] for no
     trace or a preset. ``missing_ok``: leave out a file that cannot be read here (else the
     reader's ``ValueError``). Reads each file's bytes (to hash them), never parses them."""
-    traces = getattr(cfg, "base", cfg).traces
-    if traces.trace_source is None:
+    base = getattr(cfg, "base", cfg)  # a cell generator's config reads its base's source
+    if base.traces.trace_source is None:
         return []
     out = []
-    for name in _names(traces.trace_source):
+    for name in _names(base.traces.trace_source):
         path, kind = _path_of(name)
         if path is None:
             continue
