@@ -4,15 +4,14 @@ checkpoints by wall-clock interval and by steps (so a killed run loses at most t
 A *resumable checkpoint* is a directory holding ``model.zip`` (SB3 PPO, with its step count and
 optimiser state), ``vecnormalize.pkl`` (running observation/return statistics) and
 ``state.json`` (whatever the training script needs to continue: its arguments, the step count,
-logged metrics). It is written to a temporary sibling and renamed into place, so a kill during
-the save leaves the previous checkpoint intact.
+logged metrics). It is written to a temporary sibling and put in place as a whole
+(:func:`msenv.atomic.replace_dir`), so a kill or a full disk during the save leaves the previous
+checkpoint intact, never a mix of the two.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import signal
 import threading
 import time
@@ -21,28 +20,20 @@ from typing import Any
 
 from stable_baselines3.common.callbacks import BaseCallback
 
+from msenv.atomic import replace_dir
+
 MODEL_FILE, NORM_FILE, STATE_FILE = "model.zip", "vecnormalize.pkl", "state.json"
 
 
 def save_resumable(path: str | Path, model, vecnormalize, state: dict[str, Any]) -> Path:
-    """Write a resumable checkpoint atomically (tmp dir + rename) and return its path."""
+    """Write a resumable checkpoint as a whole (:func:`msenv.atomic.replace_dir`: a temporary
+    folder beside it, fsynced, put in its place; signals held meanwhile) and return its path."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    model.save(tmp / MODEL_FILE)
-    if vecnormalize is not None:
-        vecnormalize.save(str(tmp / NORM_FILE))
-    (tmp / STATE_FILE).write_text(json.dumps({**state, "num_timesteps": int(model.num_timesteps)}, indent=2))
-    old = path.with_name(path.name + ".old")
-    if path.exists():
-        if old.exists():
-            shutil.rmtree(old)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    if old.exists():
-        shutil.rmtree(old)
+    with replace_dir(path) as tmp:
+        model.save(tmp / MODEL_FILE)
+        if vecnormalize is not None:
+            vecnormalize.save(str(tmp / NORM_FILE))
+        (tmp / STATE_FILE).write_text(json.dumps({**state, "num_timesteps": int(model.num_timesteps)}, indent=2))
     return path
 
 

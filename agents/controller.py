@@ -22,6 +22,7 @@ import numpy as np
 
 from baselines.base import Controller
 from msenv import layout_of
+from msenv.atomic import replace_dir
 from msenv.config import SystemConfig, spec_from_dict
 from msenv.engine.context import RoundContext
 from msenv.engine.observation import Layout
@@ -177,19 +178,24 @@ def load_config(data: dict[str, Any]):
     return spec_from_dict(data)
 
 
-def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None) -> Path:
+def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None,
+               files: dict[str, bytes] | None = None) -> Path:
     """Save an agent into directory ``path``: the portable decision files (``policy.npz``,
     ``agent.json``: :mod:`agents.portable`) and SB3's files for resuming training (``model.zip``,
-    ``vecnormalize.pkl``, ``config.json``)."""
+    ``vecnormalize.pkl``, ``config.json``), as a whole (:func:`msenv.atomic.replace_dir`): a kill or
+    a failed write leaves the earlier agent there intact, never new files beside old ones.
+    ``files``: more files of the folder, name → bytes, written with it (the training record)."""
     path = Path(path)
-    path.mkdir(parents=True, exist_ok=True)
-    model.save(path / MODEL_FILE)
-    if vecnormalize is not None:
-        vecnormalize.save(str(path / NORM_FILE))
-    meta = {"config": config.to_dict(), **(extra or {})}
-    (path / CONFIG_FILE).write_text(json.dumps(meta, indent=2))
-    agent = PPOController(model, config=config)
-    write_portable(path, agent.policy, normalization_of(vecnormalize), meta)
+    with replace_dir(path) as tmp:
+        model.save(tmp / MODEL_FILE)
+        if vecnormalize is not None:
+            vecnormalize.save(str(tmp / NORM_FILE))
+        meta = {"config": config.to_dict(), **(extra or {})}
+        (tmp / CONFIG_FILE).write_text(json.dumps(meta, indent=2))
+        agent = PPOController(model, config=config)
+        write_portable(tmp, agent.policy, normalization_of(vecnormalize), meta)
+        for name, data in (files or {}).items():
+            (tmp / name).write_bytes(data)
     return path
 
 

@@ -4,7 +4,8 @@ A saved agent directory holds, beside SB3's files for resuming training:
 
 - ``policy.npz`` — the decision network's weights, plain float arrays (read with
   ``numpy.load(..., allow_pickle=False)``);
-- ``agent.json`` — ``format`` / ``format_version``, the policy ``kind`` (``"mlp"``: an SB3
+- ``agent.json`` — ``format`` / ``format_version``, ``policy_sha256`` (the SHA-256 of ``policy.npz``
+  it was written with, checked when loading; agents saved before it record none), the policy ``kind`` (``"mlp"``: an SB3
   ``MlpPolicy`` actor; ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy`; ``"budget"``: the
   device-set policy deciding budget actions, :class:`~agents.budget.BudgetSetPolicy`) with its layout, the
   observation normalisation (mean, variance, clip, epsilon, or null), ``frame_stack``, the config
@@ -22,6 +23,8 @@ this format existed (it opens that agent's pickles, so: trusted directories only
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import zipfile
 from pathlib import Path
@@ -29,9 +32,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from msenv.atomic import atomic_files
+
 from .policies import KINDS, Policy, policy_class
 
 POLICY_FILE, AGENT_FILE = "policy.npz", "agent.json"
+#: the key of agent.json that records policy.npz's SHA-256 (agents saved before it have none)
+POLICY_DIGEST = "policy_sha256"
 FORMAT, FORMAT_VERSION = "msenv-agent", 1
 #: limits a reader checks before it allocates anything (a crafted file is refused, not loaded)
 MAX_WEIGHT_BYTES = 256 * 2**20  #: all arrays of policy.npz together, as float64
@@ -148,18 +155,32 @@ def write_portable(path: str | Path, policy: Policy, normalization: ObsNormaliza
                    meta: dict[str, Any]) -> Path:
     """Write ``policy.npz`` and ``agent.json`` for a numpy decision ``policy`` of any kind
     (:class:`~agents.policies.Policy`: its kind, layout and arrays); ``meta`` holds ``config`` and
-    whatever else the agent's ``config.json`` holds."""
+    whatever else the agent's ``config.json`` holds. The two files are written as one output
+    (:func:`msenv.atomic.atomic_files`), and ``agent.json`` records ``policy.npz``'s SHA-256
+    (``policy_sha256``), which :func:`read_portable` checks: a pair of files from two saves is
+    refused, not loaded."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     layout, arrays = policy.to_portable()
     if normalization is not None:
         arrays["obs.mean"], arrays["obs.var"] = normalization.mean, normalization.var
-    np.savez(path / POLICY_FILE, **arrays)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    weights = buffer.getvalue()
     norm = None if normalization is None else {"clip": normalization.clip, "epsilon": normalization.epsilon}
     doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "kind": policy.KIND, "policy": layout,
-           "normalization": norm, **meta}
-    (path / AGENT_FILE).write_text(json.dumps(doc, indent=2))
+           "normalization": norm, **meta, POLICY_DIGEST: hashlib.sha256(weights).hexdigest()}
+    text = json.dumps(doc, indent=2).encode()
+    atomic_files({path / POLICY_FILE: lambda fh: fh.write(weights), path / AGENT_FILE: lambda fh: fh.write(text)})
     return path
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def read_portable(path: str | Path):
@@ -197,6 +218,10 @@ def read_portable(path: str | Path):
             or (kind != "mlp" and frames != 1)):
         raise ValueError(f"{jf}: frame_stack={frames!r} is invalid; allowed: "
                          + ("an integer in 1 … 64" if kind == "mlp" else f"1 (a {kind} policy reads one observation)"))
+    digest = meta.get(POLICY_DIGEST)
+    if digest is not None and (nf.stat().st_size > MAX_WEIGHT_BYTES or digest != _sha256(nf)):
+        raise ValueError(f"{nf}: its SHA-256 is not the {POLICY_DIGEST}={str(digest)[:80]!r} that {AGENT_FILE} records "
+                         f"(the two files are of different saves); allowed: the pair one save wrote")
     arrays = read_weights(nf)
     try:
         policy = policy_class(kind).from_portable(layout, arrays, nf)

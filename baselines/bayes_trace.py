@@ -23,6 +23,7 @@ about 1 % of a decision's time, the rest the greedy search (``python -m benchmar
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import numpy as np
 
@@ -62,6 +63,9 @@ class TraceFilterSAA(GreedySAA):
             raise ValueError(f"{owner} preset={preset!r} and params={params!r} are both given; allowed: at most one")
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or not 2 <= levels <= 128:
             raise ValueError(f"{owner} levels={levels!r} is invalid; allowed: an integer in [2, 128]")
+        if params is not None and not isinstance(params, (str, os.PathLike)):
+            raise ValueError(f"{owner} params={params!r} is invalid; allowed: the path of a PARAMS.json written by "
+                             "`python -m msenv.traces fit`")
         self.preset, self.levels = preset, int(levels)
         #: the model given as a PARAMS.json of ``python -m msenv.traces fit`` (read now: a bad file fails here)
         self.params = None if params is None else (str(params), *read_fit(params))
@@ -88,6 +92,13 @@ class TraceFilterSAA(GreedySAA):
                                  f"{what}; allowed: {' | '.join(_FITTED)}, or params=PARAMS.json (`python -m "
                                  f"msenv.traces fit FILE --split train --out PARAMS.json`) or preset=")
             params, cap = fitted
+        gamma_max = config.gamma_max
+        if gamma_max >= cap:  # the engine refuses the same mismatch for a bank
+            what = f"params={name!r}" if self.params is not None else (
+                f"preset={name!r}" if self.preset is not None else f"the model of trace_source={name!r}")
+            raise ValueError(f"{type(self).__name__} {what}: cap={cap} is invalid for gamma_max={gamma_max} (the model "
+                             f"prices drafts of at most cap − 1 = {cap - 1} tokens); allowed: a model whose cap is "
+                             f"above gamma_max={gamma_max}")
         if name not in self._models:
             self._models[name] = filter_model(params, cap, self.levels)
         return self._models[name]

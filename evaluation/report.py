@@ -9,13 +9,15 @@ import os
 import re
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
+
+from msenv.atomic import atomic_write, write_bytes
 
 if TYPE_CHECKING:
     from .harness import EpisodeStats
@@ -134,34 +136,21 @@ def output_dir_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def atomic_write(path: str | os.PathLike, write: Any) -> None:
-    """Write ``path`` through ``write(fh)`` on a temporary file beside it, then rename it into
-    place: a failed write (full disk, a signal) never replaces a good file with a truncated one."""
-    import tempfile
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_csv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
-    """``rows`` as a CSV file (columns: the first row's keys), written atomically."""
+def csv_bytes(rows: Sequence[dict[str, Any]]) -> bytes:
+    """``rows`` as the bytes of a CSV file (columns: the first row's keys)."""
     import io
 
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=list(rows[0]))
     w.writeheader()
     w.writerows(rows)
-    atomic_write(path, lambda fh: fh.write(buf.getvalue().encode()))
+    return buf.getvalue().encode()
+
+
+def write_csv(rows: Sequence[dict[str, Any]], path: str | os.PathLike) -> None:
+    """``rows`` as a CSV file (columns: the first row's keys), written atomically
+    (:func:`msenv.atomic.atomic_write`)."""
+    write_bytes(path, csv_bytes(rows))
 
 
 def read_csv(path: str | os.PathLike) -> list[dict[str, Any]]:
@@ -187,10 +176,15 @@ def _parsed(text: str) -> Any:
         return text
 
 
+def json_bytes(obj: Any) -> bytes:
+    """``obj`` as the bytes of indented JSON (numpy values as numbers and lists)."""
+    return json.dumps(obj, indent=2, default=_jsonable).encode()
+
+
 def write_json(obj: Any, path: str | os.PathLike) -> None:
-    """``obj`` as indented JSON (numpy values as numbers and lists), written atomically."""
-    text = json.dumps(obj, indent=2, default=_jsonable)
-    atomic_write(path, lambda fh: fh.write(text.encode()))
+    """``obj`` as indented JSON (numpy values as numbers and lists), written atomically
+    (:func:`msenv.atomic.atomic_write`)."""
+    write_bytes(path, json_bytes(obj))
 
 
 def _jsonable(x):
@@ -273,13 +267,21 @@ def label_px(fig: Any, dpi: float = FIGURE_DPI) -> float:
     return min(sizes) * dpi / 72
 
 
-def save_figure(fig: Any, path: str | os.PathLike) -> float:
-    """Write ``fig`` as a PNG at :data:`FIGURE_DPI`, atomically (:func:`atomic_write`), its text
-    chunk :data:`LABEL_PX_KEY` the measured :func:`label_px` (the check of every committed figure,
-    ``tests/test_figure_style.py``, reads it); returns that size. The one writer of the figures
-    the docs show."""
+def figure_writer(fig: Any) -> Callable[[Any], None]:
+    """The writer of ``fig`` as a PNG at :data:`FIGURE_DPI` into a binary file object, its text
+    chunk :data:`LABEL_PX_KEY` the measured :func:`label_px` (for :func:`msenv.atomic.atomic_files`,
+    where a figure is one file of an output of several)."""
     px = label_px(fig, FIGURE_DPI)
-    atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=FIGURE_DPI, metadata={LABEL_PX_KEY: f"{px:.2f}"}))
+    return lambda fh: fig.savefig(fh, format="png", dpi=FIGURE_DPI, metadata={LABEL_PX_KEY: f"{px:.2f}"})
+
+
+def save_figure(fig: Any, path: str | os.PathLike) -> float:
+    """Write ``fig`` as a PNG at :data:`FIGURE_DPI`, atomically (:func:`msenv.atomic.atomic_write`),
+    its text chunk :data:`LABEL_PX_KEY` the measured :func:`label_px` (the check of every committed
+    figure, ``tests/test_figure_style.py``, reads it); returns that size. The one writer of the
+    figures the docs show."""
+    px = label_px(fig, FIGURE_DPI)
+    atomic_write(path, figure_writer(fig))
     return px
 
 

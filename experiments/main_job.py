@@ -36,6 +36,7 @@ import numpy as np
 from evaluation.harness import Entry, EpisodeStats, evaluate, parse_entry
 from evaluation.report import ci95, read_csv, write_csv
 from evaluation.suites import CELL_STRIDE, VALIDATION_SEEDS, VALIDATION_SUITES
+from msenv.atomic import write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_ID = "msenv/MultiSpin-v0"
@@ -118,7 +119,7 @@ def rule_results(out: Path, seed: int, episodes: int, workers: int) -> list[Epis
         return [EpisodeStats(**r) for r in json.loads(path.read_text())]
     res = evaluate([parse_entry(n) for n in RULES], env_config(ENV_ID), episodes, seed, workers=workers)
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps([r.__dict__ for r in res]))
+    write_text(path, json.dumps([r.__dict__ for r in res]))
     return res
 
 
@@ -145,7 +146,7 @@ def train(options: list[str], seed: int, log_dir: Path, quick: bool = False, lea
     the same (the baselines' results only draw reference lines), the run shorter."""
     log_dir = Path(log_dir).resolve()
     cmd = [sys.executable, str(ROOT / "train.py"), *options, "--seed", str(seed), "--log-dir", str(log_dir),
-           "--no-progress"] + (["--quick"] if quick else [])
+           "--no-progress", "--overwrite"] + (["--quick"] if quick else [])  # a re-run trains the seed anew
     if lean:
         cmd += ["--baselines", "greedy-saa", "--eval-episodes", "1", "--workers", "1"]
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from evaluation.harness import Entry, evaluate
 from evaluation.report import ci95, read_csv, write_csv
 from evaluation.suites import VALIDATION_SEEDS
 from msenv import env_config
+from msenv.atomic import write_text
 
 TRACES_ID = "msenv/MultiSpin-Traces-v0"
 #: the presets the experiments sweep (one EAGLE and one n-gram of each data set)
@@ -136,9 +137,9 @@ def tune(out: str | Path, presets=PRESETS, episodes: int = EPISODES, rounds: int
                 rows.append({"preset": preset, "rival": name, "setting": r.label, "throughput": means[r.label],
                              "chosen": r is top})
     write_csv(rows, out / "traces_tuning.csv")
-    (out / "traces_tuned.json").write_text(json.dumps(best, indent=2) + "\n")
+    write_text(out / "traces_tuned.json", json.dumps(best, indent=2) + "\n")
     if module is not None:
-        Path(module).write_text(tuned_module(best))
+        write_text(module, tuned_module(best))
     return best
 
 

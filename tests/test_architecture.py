@@ -148,15 +148,27 @@ def test_the_dynamic_kernel_entry_takes_its_structs_fields_in_order():
 #: msenv's subpackages, lowest first: each may import itself and the ones before it
 MSENV_LAYERS = ("config", "model", "traces", "engine", "envs")
 MAX_MODULES_PER_FOLDER = 10
+#: the floor below every other: modules of msenv's top that import nothing of the project
+BOTTOM_FLOOR = ("atomic",)
 
 
 def test_msenv_is_its_subpackages():
     top = sorted(p.name for p in (ROOT / "msenv").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists())
-    assert top == ["__init__.py", *sorted(MSENV_LAYERS)]
+    assert top == sorted(["__init__.py", *(f"{m}.py" for m in BOTTOM_FLOOR), *MSENV_LAYERS])
     for folder in [p.parent for p in (ROOT / "msenv").glob("*/**/__init__.py")]:
         modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
         assert len(modules) <= MAX_MODULES_PER_FOLDER, (folder, modules)
         assert ast.get_docstring(ast.parse((folder / "__init__.py").read_text())), f"{folder} says what it owns"
+
+
+def test_the_bottom_floor_imports_nothing_of_the_project():
+    """``msenv.atomic`` (every writer's atomic writes) sits below msenv's subpackages and the
+    layers above: any module may import it, and it imports none of the project's."""
+    for name in BOTTOM_FLOOR:
+        tree = ast.parse((ROOT / "msenv" / f"{name}.py").read_text())
+        imported = {mod.split(".")[0] for _, mod in _imported_modules(tree)}
+        assert not imported & {*LAYERS, "train"}, (name, imported)
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level], name
 
 
 def _module_name(path: Path) -> str:

@@ -91,19 +91,20 @@ def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(t
     pytest.importorskip("matplotlib")
     benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(tmp_path),
                     "--no-progress"])
-    good = (tmp_path / "paper-v1.json").read_text()
+    good = {ext: (tmp_path / f"paper-v1.{ext}").read_bytes() for ext in ("json", "csv", "png")}
 
     def full(*a, **k):
         raise OSError(28, "No space left on device", str(tmp_path / "paper-v1.json"))
 
-    monkeypatch.setattr(cli, "write_json", full)
+    monkeypatch.setattr(cli, "json_bytes", full)
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:
         benchmark.main(["--suite", "paper-v1", "--controllers", "fixed-2", "--out", str(tmp_path), "--no-progress"])
     out, err = capsys.readouterr()
     assert e.value.code == 74 and "IQM" in out and "fixed-2" in out  # the summary came first
     assert "could not write" in err and "No space left" in err and len(err.strip().splitlines()) == 1
-    assert (tmp_path / "paper-v1.json").read_text() == good
+    assert {ext: (tmp_path / f"paper-v1.{ext}").read_bytes() for ext in good} == good  # none of the three replaced
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["paper-v1.csv", "paper-v1.json", "paper-v1.png"]
 
 
 def _small_result():

@@ -163,6 +163,7 @@ CLI_MODULES = {
     "evaluation.leaderboard": "evaluation.leaderboard", "benchmarks.shells": "benchmarks.shells",
     "msenv.traces": "msenv.traces.__main__", "benchmarks.traces": "benchmarks.traces",
     "benchmarks.trace_filter": "benchmarks.trace_filter", "benchmarks.main_job": "benchmarks.main_job",
+    "benchmarks.soak": "benchmarks.soak",
     # the changelog's history names the paths of its releases (kept, deprecated, until msenv 0.7)
     "baselines.evaluate": "evaluation.evaluate", "baselines.benchmark": "evaluation.benchmark",
     "baselines.leaderboard": "evaluation.leaderboard",

@@ -141,7 +141,7 @@ def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monk
 
     log_dir = tmp_path / "run"
     log_dir.mkdir()
-    (log_dir / "resume.tmp").write_text("")  # the resumable save's staging folder is a file
+    (log_dir / "resume").write_text("")  # the resumable checkpoint's folder is a file
     _checkpoints_into_a_file(monkeypatch, tmp_path)
     res = train.main([*TINY, "--log-dir", str(log_dir)])
     err = capsys.readouterr().err

@@ -20,14 +20,17 @@ import numpy as np
 from evaluation.harness import Entry, evaluate
 from evaluation.report import (
     FIGURE_WIDTH_IN,
+    csv_bytes,
     figure_legend,
     figure_style,
+    figure_writer,
+    json_bytes,
     print_rich,
     save_figure,
     summarize,
-    write_csv,
-    write_json,
 )
+from msenv.atomic import atomic_files
+from msenv.traces.sources import trace_files
 
 from ..controller import AgentFactory
 from .config import TrainingConfig
@@ -88,7 +91,9 @@ def leaders_line(rows: Sequence[dict[str, Any]], agent: str = "ppo") -> str:
 
 def compare(config: TrainingConfig, run: Run, base: Baselines, trained: Trained) -> dict[str, Any]:
     """Phases 3–4: the trained agent (and the cloned one) on the same held-out seeds, then the
-    table, the line of leaders, ``comparison.csv/json`` and the learning curve."""
+    table, the line of leaders, ``comparison.csv/json`` and the learning curve (written as one output:
+    :func:`msenv.atomic.atomic_files`; ``comparison.json`` records the trace files the run read,
+    ``trace_files``)."""
     cfg, out = config.env_config, run.out
     agents = [Entry("ppo", AgentFactory(trained.agent_dir))]
     if config.bc_init and (out / "cloned").exists():
@@ -118,10 +123,14 @@ def compare(config: TrainingConfig, run: Run, base: Baselines, trained: Trained)
           f"{ppo['rel_realtime']:.4f} ± {ppo['rel_realtime_ci95']:.4f}; "
           f"decision time {ppo['decision_ms']:.3f} ms vs {greedy['decision_ms']:.2f} ms "
           f"({summary['decision_speedup_vs_greedy']:.0f}× faster); training {trained.seconds:.0f} s")
-    write_csv(rows, out / "comparison.csv")
-    write_json({"args": config.to_dict(), "config": cfg.to_dict(), "summary": summary, "table": rows,
-                "training_metrics": trained.metrics}, out / "comparison.json")
-    plot_learning_curve(out / "learning_curve.png", out / "eval" / "evaluations.npz", trained.metrics, rows, cfg)
+    doc = {"args": config.to_dict(), "config": cfg.to_dict(), "trace_files": trace_files(cfg), "summary": summary,
+           "table": rows, "training_metrics": trained.metrics}
+    with figure_style() as plt:  # the three files as one output: all replaced, or none
+        fig = draw_learning_curve(plt, out / "eval" / "evaluations.npz", trained.metrics, rows, cfg)
+        atomic_files({out / "comparison.csv": lambda fh: fh.write(csv_bytes(rows)),
+                      out / "comparison.json": lambda fh: fh.write(json_bytes(doc)),
+                      out / "learning_curve.png": figure_writer(fig)})
+        plt.close(fig)
     print(f"wrote {out / 'comparison.csv'}, {out / 'comparison.json'}, {out / 'learning_curve.png'}; "
           f"agent in {trained.agent_dir}")
     return {"exit_code": 0, "rows": rows, "summary": summary, "log_dir": str(out)}
@@ -132,33 +141,40 @@ CURVE_STYLES = {"greedy-saa": ("tab:red", "-"), "optimal-uniform": ("tab:green",
                 "computation-only": ("tab:purple", ":"), "fixed-4": ("tab:gray", "-.")}
 
 
+def draw_learning_curve(plt, eval_npz: Path, history: list[dict], rows: list[dict], cfg):
+    """The learning curve's figure (drawn with ``plt`` under :func:`evaluation.report.figure_style`):
+    PPO's per-round goodput over training (rollouts, and the EvalCallback's deterministic
+    evaluations ± 1 sd) against the baselines' held-out goodput."""
+    fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.6))
+    if history:
+        ax.plot([h["timesteps"] for h in history], [h["goodput"] for h in history], color="tab:blue", alpha=0.35,
+                label="PPO, training rollouts")
+    if eval_npz.exists():
+        data = np.load(eval_npz)
+        per_round = data["results"] / (cfg.episode_length * cfg.reward_scale)
+        m, s = per_round.mean(axis=1), per_round.std(axis=1)
+        ax.plot(data["timesteps"], m, "o-", color="tab:blue", label="PPO, evaluation (± 1 sd)")
+        ax.fill_between(data["timesteps"], m - s, m + s, color="tab:blue", alpha=0.15)
+    for r in rows:
+        if r["controller"] in CURVE_STYLES:
+            c, ls = CURVE_STYLES[r["controller"]]
+            ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
+    ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0), useMathText=True)
+    ax.set_xlabel("environment steps (rounds)")
+    ax.set_ylabel("per-round goodput (tok/s)")
+    ax.set_title(f"PPO vs baselines: {cfg.label}")
+    figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=2)
+    return fig
+
+
 def plot_learning_curve(path: Path, eval_npz: Path, history: list[dict], rows: list[dict], cfg) -> None:
-    """PPO's per-round goodput over training (rollouts, and the EvalCallback's deterministic
-    evaluations ± 1 sd) against the baselines' held-out goodput; written by evaluation.report's
-    figure writer, in the docs figures' style."""
+    """:func:`draw_learning_curve`, written by evaluation.report's figure writer, in the docs
+    figures' style."""
     with figure_style() as plt:
-        fig, ax = plt.subplots(figsize=(FIGURE_WIDTH_IN, 5.6))
-        if history:
-            ax.plot([h["timesteps"] for h in history], [h["goodput"] for h in history], color="tab:blue", alpha=0.35,
-                    label="PPO, training rollouts")
-        if eval_npz.exists():
-            data = np.load(eval_npz)
-            per_round = data["results"] / (cfg.episode_length * cfg.reward_scale)
-            m, s = per_round.mean(axis=1), per_round.std(axis=1)
-            ax.plot(data["timesteps"], m, "o-", color="tab:blue", label="PPO, evaluation (± 1 sd)")
-            ax.fill_between(data["timesteps"], m - s, m + s, color="tab:blue", alpha=0.15)
-        for r in rows:
-            if r["controller"] in CURVE_STYLES:
-                c, ls = CURVE_STYLES[r["controller"]]
-                ax.axhline(r["goodput"], color=c, ls=ls, label=f"{r['controller']} ({r['goodput']:.0f})")
-        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0), useMathText=True)
-        ax.set_xlabel("environment steps (rounds)")
-        ax.set_ylabel("per-round goodput (tok/s)")
-        ax.set_title(f"PPO vs baselines: {cfg.label}")
-        figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=2)
+        fig = draw_learning_curve(plt, eval_npz, history, rows, cfg)
         save_figure(fig, path)
         plt.close(fig)
 
 
 __all__ = ["HEADERS", "REFERENCE", "THROUGHPUTS", "compare", "comparison_rows", "interval", "leaders",
-           "leaders_line", "plot_learning_curve", "print_table"]
+           "draw_learning_curve", "leaders_line", "plot_learning_curve", "print_table"]

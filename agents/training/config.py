@@ -138,6 +138,9 @@ class TrainingConfig:
     quick: bool = False
     #: continue the run saved in ``log_dir``/resume (build with :func:`agents.training.resume.resumed`)
     resume: bool = False
+    #: replace the run already in ``log_dir`` (its agent, checkpoints, logs and comparison are removed
+    #: when this run starts); without it a new run refuses a folder that holds one
+    overwrite: bool = False
 
     def __post_init__(self) -> None:
         """Fill the fields left None (the table), then check every setting, the env config's first."""
@@ -190,9 +193,12 @@ class TrainingConfig:
                 raise invalid(name, getattr(self, name), " | ".join(choices))
         if not (isinstance(self.net_arch, tuple) and all(_is_int(n) and n >= 1 for n in self.net_arch)):
             raise invalid("net_arch", self.net_arch, "a tuple of layer widths, each an integer ≥ 1")
-        for name in ("progress", "quick", "resume"):
+        for name in ("progress", "quick", "resume", "overwrite"):
             if not isinstance(getattr(self, name), bool):
                 raise invalid(name, getattr(self, name), "True | False")
+        if self.resume and self.overwrite:
+            raise SettingError(lambda say: f"{say('overwrite')} replaces the run in a folder and {say('resume')} "
+                                           "continues it; allowed: one of them")
         held_out = range(self.eval_seed, self.eval_seed + self.eval_episodes)
         during = range(self.eval_seed + EVAL_CALLBACK_OFFSET, self.eval_seed + EVAL_CALLBACK_OFFSET + 4)
         for name, seeds in (("seed", range(self.seed, self.seed + 1)), ("eval_seed", held_out), ("eval_seed", during)):

@@ -7,7 +7,10 @@
 - ``--policy-kwargs JSON`` → ``policy_kwargs`` (a dict); ``--no-progress`` → ``progress=False``;
 - ``--resume LOG_DIR`` → :func:`~agents.training.resume.resumed` (the saved settings; of the
   other options only ``--timesteps``, ``--workers``, ``--checkpoint-minutes``,
-  ``--checkpoint-steps`` and ``--no-progress`` may change them).
+  ``--checkpoint-steps`` and ``--no-progress`` may change them; ``--log-dir``, if given, must be
+  LOG_DIR itself);
+- ``--overwrite`` → ``overwrite=True``: a new run replaces the run already in ``--log-dir``
+  (without it, that folder is refused in one line naming ``--resume`` and ``--overwrite``).
 
 An option left out is ``None`` here, so the config takes the id's default (:mod:`agents.defaults`).
 :func:`parse_config` turns every refusal — the config's, the env config's, the run folder's — into
@@ -135,6 +138,9 @@ def add_options(ap: argparse.ArgumentParser) -> None:
                          f"{_default('checkpoint_steps')})")
     ev.add_argument("--resume", metavar="LOG_DIR",
                     help="continue the run saved in LOG_DIR/resume (same settings) up to --timesteps")
+    ev.add_argument("--overwrite", action="store_true",
+                    help="replace the run already in --log-dir (its agent, checkpoints, logs and comparison are "
+                         "removed when this run starts); without it, a folder that holds a run is refused")
     ev.add_argument("--baselines", nargs="+", metavar="NAME",
                     help="the controllers of the held-out comparison, greedy-saa among them (it is the reference); "
                          f"default: {' '.join(BASELINES)}, plus {' '.join(DYNAMIC_BASELINES)} on a single cell with "
@@ -179,6 +185,8 @@ def settings_of(args: argparse.Namespace, ap: argparse.ArgumentParser) -> dict[s
             ap.error(f"--policy-kwargs {args.policy_kwargs!r} is not JSON ({e})")
     if args.no_progress:
         out["progress"] = False
+    if not args.overwrite:
+        out.pop("overwrite", None)
     out.pop("resume", None)
     return out
 
@@ -190,6 +198,8 @@ def parse_config(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> 
     settings = settings_of(args, ap)
     try:
         if args.resume is not None:
+            if args.overwrite:
+                ap.error("--overwrite replaces the run in a folder and --resume continues it; allowed: one of them")
             if args.set or any(getattr(args, dest) is not None for dest in SCENARIO):
                 settings["overrides"] = _overrides(args)  # refused unless the run's own
             try:

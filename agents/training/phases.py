@@ -16,7 +16,7 @@ from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback,
 
 from evaluation.harness import EpisodeStats, evaluate, parse_entry
 from evaluation.provenance import TRAINING_FILE, training_record
-from evaluation.report import summarize, write_json
+from evaluation.report import json_bytes, summarize
 
 from ..bc import clone, collect
 from ..callbacks import MetricsCallback
@@ -167,11 +167,10 @@ def train(config: TrainingConfig, run: Run, base: Baselines) -> Trained:
         seconds = time.perf_counter() - t0
     extra = {"ppo": {**params, "policy": config.policy, "action_prior": config.action_prior},
              "timesteps": int(model.num_timesteps), "frame_stack": config.frame_stack, "reward": config.reward}
-    agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra)
     rec = training_record(seed=config.seed, timesteps=int(model.num_timesteps),
                           wall_s=None if config.resume else seconds,  # earlier sessions' time is not kept
                           torch_threads=config.torch_threads, command=run.command, env_id=config.env_id)
-    write_json(rec, Path(agent_dir) / TRAINING_FILE)
+    agent_dir = save_agent(out / "agent", model, venv, cfg, extra=extra, files={TRAINING_FILE: json_bytes(rec)})
     checkpoint()
     model.get_env().close()
     return Trained(agent_dir, metrics.history, seconds, int(model.num_timesteps),

@@ -38,9 +38,24 @@ def saved_env_id(log_dir: str | Path) -> str | None:
         return None
 
 
+#: what a run writes into its folder (what ``overwrite`` removes)
+RUN_OUTPUTS = ("resume", "agent", "comparison.json", "comparison.csv", "learning_curve.png", "cloned", "best",
+               "checkpoints", "eval", "tb")
+#: the files whose presence means the folder holds a run → what each is
+RUN_MARKS = {"resume/state.json": "resumable checkpoint", "agent/agent.json": "agent", "agent/model.zip": "agent",
+             "comparison.json": "comparison"}
+
+
+def run_in(log_dir: str | Path) -> list[str]:
+    """What of a run the folder ``log_dir`` holds (its resumable checkpoint, agent, comparison:
+    :data:`RUN_MARKS`); [] when it holds none."""
+    return list(dict.fromkeys(what for name, what in RUN_MARKS.items() if (Path(log_dir) / name).is_file()))
+
+
 def check_log_dir(config: TrainingConfig) -> None:
-    """Refuse (:class:`SettingError`) an output folder that cannot be written, or (a new run) that
-    holds a run of another id: a run never writes into another id's folder."""
+    """Refuse (:class:`SettingError`) an output folder that cannot be written, or — a new run
+    without ``overwrite`` — that holds a run already: a run never silently replaces another's agent,
+    checkpoint and comparison (it names the way to continue that run and the way to replace it)."""
     path = Path(config.log_dir)
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -50,11 +65,33 @@ def check_log_dir(config: TrainingConfig) -> None:
     except OSError as e:
         why = e.strerror or str(e)
         raise SettingError(lambda say: f"{say('log_dir', config.log_dir)}: cannot write there ({why})") from None
+    held = run_in(path)
+    if config.resume or config.overwrite or not held:
+        return
     saved = saved_env_id(path)
-    if not config.resume and saved is not None and saved != config.env_id:
-        raise SettingError(lambda say: f"{say('log_dir', config.log_dir)} holds a run of {saved}, not {config.env_id}: "
-                                       f"choose another {say('log_dir')} (or {say('resume')} {config.log_dir} to "
-                                       "continue that run)")
+    other = saved is not None and saved != config.env_id
+    what = f"a run of {saved}" + (f", not {config.env_id}" if other else "") if saved else "a run"
+    raise SettingError(lambda say: f"{say('log_dir', config.log_dir)} holds {what} (its {', '.join(held)}): "
+                                   + ("" if other else f"continue it with {say('resume')} {config.log_dir}, ")
+                                   + f"replace it with {say('overwrite')}, or choose another {say('log_dir')}")
+
+
+def clear_run(log_dir: str | Path) -> list[str]:
+    """Remove what a run wrote into ``log_dir`` (:data:`RUN_OUTPUTS`; other files stay): what a
+    run with ``overwrite`` does before it starts. Returns the names removed."""
+    import shutil
+
+    removed = []
+    for name in RUN_OUTPUTS:
+        p = Path(log_dir) / name
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
+            p.unlink()
+        else:
+            continue
+        removed.append(name)
+    return removed
 
 
 #: ids whose row of :data:`agents.defaults.PER_ID` changed since msenv 0.6: a 0.6 checkpoint of one
@@ -70,7 +107,7 @@ def saved_settings(args: dict[str, Any]) -> dict[str, Any]:
     itself holds, the table's)."""
     if "overrides" in args:
         return dict(args)
-    names = {f.name for f in dataclasses.fields(TrainingConfig)} - {"env_config", "resume"}
+    names = {f.name for f in dataclasses.fields(TrainingConfig)} - {"env_config", "resume", "overwrite"}
     out = {k: v for k, v in args.items() if k in names and v is not None}
     overrides = parse_overrides(args.get("set") or [])
     for option, name in LEGACY_ENV_OPTIONS.items():
@@ -88,18 +125,21 @@ def saved_settings(args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def resumed(log_dir: str | Path, **changes: Any) -> TrainingConfig:
+def resumed(log_dir: str | Path, /, **changes: Any) -> TrainingConfig:
     """The settings of the run saved in ``log_dir`` (its checkpoint's, and its env config), to
     continue it (``resume=True``), with ``changes`` to :data:`RESUME_MUTABLE` (``timesteps``: the
     new total, at least the steps done). A change to another setting is refused (a
-    :class:`SettingError`: the run keeps its settings), as is a folder with no checkpoint
-    (``FileNotFoundError``)."""
+    :class:`SettingError`: the run keeps its settings; a ``log_dir`` other than the run's own
+    among them), as is a folder with no checkpoint (``FileNotFoundError``)."""
     names = {f.name for f in dataclasses.fields(TrainingConfig)}
     unknown = sorted(set(changes) - names)
     if unknown:
         raise TypeError(f"resumed() got an unexpected keyword argument {unknown[0]!r}")
+    if "log_dir" in changes and Path(str(changes["log_dir"])).resolve() == Path(log_dir).resolve():
+        changes = {k: v for k, v in changes.items() if k != "log_dir"}  # the run's own folder, however spelled
     state = read_state(resume_dir(log_dir))
     saved = saved_settings(state["args"])
+    saved.pop("overwrite", None)  # a resumed run continues its folder, whatever its first start said
     saved.update(log_dir=str(log_dir), resume=True)
     if "env_id" in changes and changes["env_id"] != saved.get("env_id"):
         raise SettingError(lambda say: f"{say('resume')} {log_dir} holds a run of {saved.get('env_id')}, not "
@@ -119,5 +159,5 @@ def resumed(log_dir: str | Path, **changes: Any) -> TrainingConfig:
     return TrainingConfig(**saved, env_config=load_config(state["config"]))
 
 
-__all__ = ["LEGACY_ENV_OPTIONS", "RESUME_MUTABLE", "check_log_dir", "resume_dir", "resumed", "saved_env_id",
-           "saved_settings"]
+__all__ = ["LEGACY_ENV_OPTIONS", "RESUME_MUTABLE", "RUN_MARKS", "RUN_OUTPUTS", "check_log_dir", "clear_run",
+           "resume_dir", "resumed", "run_in", "saved_env_id", "saved_settings"]

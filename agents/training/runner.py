@@ -24,7 +24,7 @@ from ..checkpoint import Stopped, read_state
 from .compare import compare
 from .config import TrainingConfig
 from .phases import Run, run_baselines, train
-from .resume import check_log_dir, resume_dir
+from .resume import check_log_dir, clear_run, resume_dir
 
 #: exit code when training stops on an I/O error (sysexits' EX_IOERR)
 EXIT_IO_ERROR = 74
@@ -38,6 +38,8 @@ def run(config: TrainingConfig, command: str | None = None) -> dict[str, Any]:
     check_log_dir(config)
     torch.set_num_threads(config.torch_threads)
     out = Path(config.log_dir)
+    if config.overwrite and not config.resume and (removed := clear_run(out)):
+        print(f"overwrite: the earlier run in {out} removed ({', '.join(removed)})", flush=True)
     if command is None:
         command = "python " + " ".join(sys.argv) if sys.argv and sys.argv[0].endswith("train.py") else "python train.py"
     state = read_state(resume_dir(out)) if config.resume else {}

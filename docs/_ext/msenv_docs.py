@@ -533,6 +533,7 @@ FLOORS = (
     ("msenv.traces", ("msenv/traces",), "trace banks of measured acceptance, their statistics, the fitted model"),
     ("msenv.model", ("msenv/model",), "the formulas and the round kernel"),
     ("msenv.config", ("msenv/config",), "validated, frozen configs, one per concern"),
+    ("msenv.atomic", ("msenv/atomic.py",), "atomic writes: every writer's temporary file, fsync and rename"),
 )
 
 

@@ -17,7 +17,7 @@ from .. import provenance, stats, suites
 from ..entries import agent_loader
 from ..harness import Entry, entry_config, parse_entry, run_episode
 from ..suites import Suite, get_suite
-from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT
+from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT, suite_trace_files
 from .score import OPTIONAL_SCORES, SCORES, aggregates, rivals_of, score_matrices
 
 #: the most runs (training seeds) a method may have in a result file
@@ -235,10 +235,40 @@ def replayable(result: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     return ok, skipped
 
 
+def trace_file_problems(result: dict[str, Any]) -> list[str]:
+    """One line per trace file of the result's suite whose SHA-256 here is not the one the result
+    recorded (``trace_files``: the file changed since the run, so its episodes cannot replay),
+    naming the file and both digests, and per recorded file that cannot be read here; a result that
+    records no trace files (written before they did) says nothing."""
+    recorded = result.get("trace_files")
+    if not isinstance(recorded, list):
+        return []
+    now = {Path(r["path"]).name: r for r in suite_trace_files(get_suite(result["suite"]["name"]), missing_ok=True)}
+    out = []
+    for rec in recorded:
+        if not isinstance(rec, dict) or not isinstance(rec.get("path"), str):
+            out.append(f"trace_files entry {str(rec)[:80]} is invalid; allowed: {{\"path\", \"sha256\", \"bytes\"}}")
+            continue
+        cur = now.get(Path(rec["path"]).name)
+        if cur is None:
+            out.append(f"trace file {rec['path']} (sha256 {rec.get('sha256')}), which the result read, cannot be read "
+                       "here: its episodes cannot replay")
+        elif cur["sha256"] != rec.get("sha256"):
+            out.append(f"trace file {cur['path']}: sha256 {cur['sha256']} ({cur['bytes']} bytes) is not the "
+                       f"{rec.get('sha256')} ({rec.get('bytes')} bytes) the result read from {rec['path']}: the file "
+                       "changed since the run, so its episodes cannot replay")
+    return out
+
+
 def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, root: str | Path = ".") -> list[str]:
     """Replay ``n`` episodes of the file drawn at random (seeded by ``seed``) among the replayable
     methods' and compare every statistic but the timed ones (:data:`CLOCK_FIELDS`) to the bit; one
-    line per mismatch, and per agent whose decision files changed since the file was written."""
+    line per mismatch, and per agent whose decision files changed since the file was written. A
+    trace file that changed since the run (:func:`trace_file_problems`) is named instead, and
+    nothing is replayed."""
+    changed_files = trace_file_problems(result)
+    if changed_files:
+        return changed_files
     suite = get_suite(result["suite"]["name"])
     ok, _ = replayable(result)
     rows = [r for r in result["episodes"] if r["method"] in ok]
@@ -269,4 +299,4 @@ def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, roo
 
 
 __all__ = ["AGGREGATE_RTOL", "CLOCK_FIELDS", "COMMANDS", "MAX_RUNS", "check_result", "replay_problems", "replayable",
-           "reproducing_command", "result_problems", "row_problems"]
+           "reproducing_command", "result_problems", "row_problems", "trace_file_problems"]

@@ -39,12 +39,14 @@ from typing import Any
 
 import numpy as np
 
+from msenv.atomic import atomic_files, held_signals
+
 from .. import suites
-from ..parallel import connect_or_exit, run_stoppable
-from ..report import output_dir_problem, write_csv, write_json
+from ..parallel import Stopped, connect_or_exit, run_stoppable, stop_on_signals
+from ..report import csv_bytes, figure_style, figure_writer, json_bytes, output_dir_problem
 from ..suites import ARCHIVED_SUITES, SUITES, VALIDATION_SUITES, get_suite
 from .check import replay_problems, replayable, result_problems, row_problems
-from .plot import plot
+from .plot import draw, plot
 from .run import COMMAND, agent_method, check_methods, controller_methods, run_benchmark
 from .score import format_summary, summary_rows
 
@@ -183,17 +185,42 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any] | None:
     result = run_stoppable(ap, lambda: run_benchmark(suite, methods, args.workers, not args.no_progress, args.ray,
                                                      command), "no result written; every worker ended")
     print(format_summary(result), flush=True)  # first: a failed write below leaves the summary on screen
-    try:
-        write_json(result, out / f"{suite.name}.json")
-        write_csv(summary_rows(result), out / f"{suite.name}.csv")
-        plot(result, out / f"{suite.name}.png")
-    except OSError as e:
-        where = f" {e.filename}" if e.filename else ""
-        ap.exit(74,
-                f"{ap.prog}: error: could not write{where}: {e.strerror or e} (files already there are unchanged)\n")
-    print(f"wrote {out / suite.name}.json, .csv, .png")
+    write_result(ap, result, out)
     return result
 
 
+def write_result(ap: argparse.ArgumentParser, result: dict[str, Any], out: Path) -> None:
+    """The write phase: ``<suite>.json``, ``.csv`` and ``.png`` as one output
+    (:func:`msenv.atomic.atomic_files`: every file written and fsynced before the first is renamed
+    into place). SIGINT/SIGTERM meanwhile are held until the three are in place, then end the
+    command in one line (exit 130 / 143); a failed write (a full disk) replaces none of them
+    (exit 74, one line)."""
+    name = result["suite"]["name"]
+    paths = [out / f"{name}.{ext}" for ext in ("json", "csv", "png")]
+    failed: OSError | None = None
+    with stop_on_signals() as stop:
+        try:
+            with held_signals():  # the whole phase: figure drawn and files written, then the signal
+                try:
+                    with figure_style() as plt:
+                        fig = draw(plt, result)
+                        atomic_files({paths[0]: lambda fh: fh.write(json_bytes(result)),
+                                      paths[1]: lambda fh: fh.write(csv_bytes(summary_rows(result))),
+                                      paths[2]: figure_writer(fig)})
+                        plt.close(fig)
+                except OSError as e:
+                    failed = e
+        except Stopped:
+            pass
+    if failed is not None:
+        where = f" {failed.filename}" if failed.filename else f" {out}"
+        ap.exit(74, f"{ap.prog}: error: could not write{where}: {failed.strerror or failed} (files already there are "
+                    "unchanged)\n")
+    if stop.signal_name is not None:
+        ap.exit(stop.exit_code, f"{ap.prog}: stopped by {stop.signal_name} after writing {out / name}.json, .csv, "
+                                ".png whole\n")
+    print(f"wrote {out / name}.json, .csv, .png")
+
+
 __all__ = ["DEFAULT_OUT", "MAX_REPLAY", "MAX_WORKERS", "build_parser", "check_command", "main", "plot_command",
-           "read_result"]
+           "read_result", "write_result"]

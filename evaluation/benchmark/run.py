@@ -1,8 +1,8 @@
 """Running a benchmark suite: the methods (controllers, and learned methods of one agent directory
 per training seed), checked before any episode starts, played on every cell's test episodes with
 the suite's reference (paired: the same episodes for all), and the result document of the run —
-provenance (code, machine, agents' decision-file hashes and training records), scores,
-aggregates and every episode (:func:`score_result`)."""
+provenance (code, machine, agents' decision-file hashes and training records, the trace files the
+cells read with their digests), scores, aggregates and every episode (:func:`score_result`)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from baselines import REGISTRY
+from msenv.traces.sources import trace_files as config_trace_files
 
 from .. import provenance, stats
 from ..entries import agent_loader, check_agent_dir, check_entries
@@ -157,20 +158,35 @@ def is_timed(controller: str) -> bool:
         return False
 
 
+def suite_trace_files(suite: Suite, missing_ok: bool = False) -> list[dict[str, Any]]:
+    """The trace files the suite's cells read, each once, as ``{"path", "sha256", "bytes"}``
+    (:func:`msenv.traces.sources.trace_files`; a bank msenv ships under ``msenv/traces/data/…``);
+    [] for a suite without trace files. ``missing_ok``: leave out a file that cannot be read here."""
+    out: dict[str, dict[str, Any]] = {}
+    for cell in suite.cells:
+        for record in config_trace_files(cell.config(), missing_ok=missing_ok):
+            out.setdefault(record["path"], record)
+    return list(out.values())
+
+
 def run_benchmark(suite: Suite, methods: Sequence[Method], workers: int = 1, progress: bool = False,
                   ray_address: str | None = None, command: str | None = None) -> dict[str, Any]:
-    """Play the suite and score it: the result document (see :func:`evaluation.benchmark.check.check_result`)."""
+    """Play the suite and score it: the result document (see :func:`evaluation.benchmark.check.check_result`);
+    the trace files its cells read are recorded as they were when the run started (``trace_files``)."""
     import time
 
+    files = suite_trace_files(suite)
     t0 = time.perf_counter()
     rows = play_suite(suite, methods, workers, progress, ray_address)
     wall_s = time.perf_counter() - t0
-    return score_result(suite, methods, rows, wall_s, workers, command)
+    return score_result(suite, methods, rows, wall_s, workers, command, files)
 
 
 def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, Any]], wall_s: float, workers: int,
-                 command: str | None) -> dict[str, Any]:
-    """The result document of played ``rows``: provenance, scores, aggregates, episodes."""
+                 command: str | None, trace_files: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The result document of played ``rows``: provenance (with ``trace_files``, every trace file
+    the cells read: its path, SHA-256 and size; default: the suite's files as they are now),
+    scores, aggregates, episodes."""
     matrices = score_matrices(suite, rows)
     ref = [] if any(m.label == suite.reference for m in methods) else controller_methods([suite.reference])
     described = {m.label: describe_method(m) for m in [*ref, *methods]}
@@ -183,6 +199,7 @@ def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, A
         "msenv_version": provenance.code_version()["msenv"], "code": provenance.code_version(),
         "command": command, "date": provenance.run_date(), "machine": {**machine(), "workers": workers},
         "wall_s": wall_s,
+        "trace_files": suite_trace_files(suite) if trace_files is None else trace_files,
         "methods": {m: described[m] for m in matrices["throughput"]},
         "statistics": {"method": stats.METHOD, "reps": stats.REPS, "seed": stats.SEED, "confidence": stats.CONFIDENCE,
                        "rivals": rivals},
@@ -195,4 +212,4 @@ def score_result(suite: Suite, methods: Sequence[Method], rows: list[dict[str, A
 
 __all__ = ["COMMAND", "FORMAT_VERSION", "LABEL", "Method", "RESULT_FORMAT", "agent_method", "check_methods",
            "controller_methods", "describe_method", "is_timed", "machine", "play_suite", "run_benchmark",
-           "score_result"]
+           "score_result", "suite_trace_files"]

@@ -21,6 +21,9 @@ SPEED_OF_LIGHT = 299_792_458.0
 TASKS = ("humaneval", "gsm8k", "mt-bench", "ifeval")
 TRACE_SPLITS = ("train", "validation", "test", "all")
 TRACE_DRAFTERS = ("eagle", "ngram")
+#: the most requests of a bank drawn from a preset (``trace_requests``): drawing one takes ≈ 47 KB
+#: of memory per request at the longest preset's lengths (sharegpt), so 10,000 need ≈ 0.5 GB
+MAX_TRACE_REQUESTS = 10_000
 
 
 def dbm_to_watt(dbm: float) -> float:
@@ -237,7 +240,8 @@ class TraceConfig:
     #: H, the rounds of each device's history the observation shows (draft length, accepted count,
     #: rejection), cleared when its request ends
     trace_history: int = 4
-    #: requests of a preset's bank (each drawn from the fitted model)
+    #: requests of a preset's bank (each drawn from the fitted model; at most 10,000, ≈ 47 KB of
+    #: memory each while drawn; a mix of presets: 10,000 in all)
     trace_requests: int = 2000
     #: the seed of a preset's bank (another seed: another bank from the same model)
     trace_seed: int = 0
@@ -257,7 +261,7 @@ class TraceConfig:
         check_choice(self, "trace_drafter", TRACE_DRAFTERS)
         check_choice(self, "trace_split", TRACE_SPLITS)
         check_int(self, "trace_history", 1, 64)
-        check_int(self, "trace_requests", 3, 10**6)
+        check_int(self, "trace_requests", 3, MAX_TRACE_REQUESTS)
         check_int(self, "trace_seed", 0, 2**63 - 1)
         if self.trace_drop_limit is not None:
             check_int(self, "trace_drop_limit", 2, 10**9)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..config.system import SystemConfig
 from ..model.goodput import RoundResult
+from ..traces.sources import version_of
 from .base import Engine
 from .context import ORACLE_MODES, RoundContext, validate_action
 from .kinds.dynamics import DynamicEngine
@@ -35,15 +36,21 @@ __all__ = [
 ]
 
 
-@functools.lru_cache(maxsize=128)
 def engine_for(config: SystemConfig) -> Engine:
-    """The engine of ``config``, built once per config (the one place that reads which kind plays
-    it): :class:`~msenv.engine.kinds.traces.TraceEngine` when acceptance comes from traces
+    """The engine of ``config``, built once per config — and, for a config that replays trace files,
+    once per version of its files, so a rewritten file is never replayed stale (an environment keeps
+    the engine it was made with) — the one place that reads which kind plays it:
+    :class:`~msenv.engine.kinds.traces.TraceEngine` when acceptance comes from traces
     (``trace_source``), :class:`~msenv.engine.kinds.paper.PaperEngine` in the paper scenario
     (:attr:`~msenv.config.SystemConfig.is_paper_scenario`), else
     :class:`~msenv.engine.kinds.dynamics.DynamicEngine`."""
     if not isinstance(config, SystemConfig):
         raise TypeError(f"engine_for() takes a SystemConfig; got {type(config).__name__}")
+    return _engine(config, () if config.traces.trace_source is None else version_of(config))
+
+
+@functools.lru_cache(maxsize=128)
+def _engine(config: SystemConfig, version: tuple) -> Engine:
     if config.traces.trace_source is not None:
         return TraceEngine(config)
     return PaperEngine(config) if config.is_paper_scenario else DynamicEngine(config)

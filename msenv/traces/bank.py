@@ -12,6 +12,8 @@ import numpy as np
 DRAFTERS = ("eagle", "ngram")
 #: the tag that opens the canonical encoding hashed into a generated bank's ``sha256``
 CANONICAL_TAG = b"msenv-trace-bank-v1\0"
+#: the largest cap a bank may have: acc_len is int32, so every value (≤ cap) fits without a wrap
+MAX_CAP = 2**31 - 1
 
 
 def canonical_sha256(acc_len: np.ndarray, offsets: np.ndarray, ids: Sequence[str], cap: int, drafter: str) -> str:
@@ -66,8 +68,8 @@ class TraceBank:
         if off[0] != 0 or off[-1] != acc.size or np.any(np.diff(off) < 1):
             raise _bad("offsets", off,
                        f"0 = offsets[0] < offsets[1] < … < offsets[-1] = {acc.size} (no empty request)")
-        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, np.integer)) or self.cap < 1:
-            raise _bad("cap", self.cap, "an integer ≥ 1")
+        if isinstance(self.cap, bool) or not isinstance(self.cap, (int, np.integer)) or not 1 <= self.cap <= MAX_CAP:
+            raise _bad("cap", self.cap, f"an integer in [1, {MAX_CAP}]")
         if acc.min() < 1 or acc.max() > self.cap:
             raise _bad("acc_len", f"values in [{acc.min()}, {acc.max()}]", f"integers in [1, cap={self.cap}]")
         if self.drafter not in DRAFTERS:
@@ -146,4 +148,4 @@ class TraceBank:
                 f"cap={self.cap}, source={self.source!r}, sha256={self.sha256[:12]}…)")
 
 
-__all__ = ["CANONICAL_TAG", "DRAFTERS", "TraceBank", "canonical_sha256"]
+__all__ = ["CANONICAL_TAG", "DRAFTERS", "MAX_CAP", "TraceBank", "canonical_sha256"]

@@ -13,10 +13,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from .bank import TraceBank
+from ..config.groups import MAX_TRACE_REQUESTS
+from .bank import DRAFTERS, MAX_CAP, TraceBank
+from .files import read_regular
 from .model import ModelParams, generate_bank
 from .published import DATA, SHIPPED
 
@@ -116,19 +119,63 @@ PRESETS: dict[str, Preset] = {
         drafter="ngram", cap=21, requests=495, source=_source("instructcoder")),
 }
 
-__all__ = ["PRESETS", "Preset", "fitted_model", "preset_bank", "read_fit"]
+__all__ = ["MAX_FIT_BYTES", "PRESETS", "FitFile", "Preset", "fitted_model", "preset_bank", "read_fit", "read_fit_file"]
+
+#: the largest PARAMS.json a reader opens (one written by fit is about 5 KB)
+MAX_FIT_BYTES = 2**20
+
+
+class FitFile(NamedTuple):
+    """What a PARAMS.json of ``python -m msenv.traces fit`` holds, checked."""
+
+    params: ModelParams  #: the fitted model
+    cap: int  #: the cap of the banks it draws (an integer ≥ 2: acc_len 1 … cap)
+    drafter: str | None  #: "eagle" or "ngram" (None: the file does not say)
+    requests: int | None  #: the request count of the bank it was fitted to (a drawn bank's default size), or None
+
+
+def read_fit_file(path) -> FitFile:
+    """The model of a PARAMS.json written by ``python -m msenv.traces fit``; ``ValueError`` in one
+    line naming the file and the field (a regular file of at most :data:`MAX_FIT_BYTES`; ``params``
+    every parameter of :class:`~msenv.traces.ModelParams`; ``cap`` an integer in 2 … 2^31 − 1;
+    ``drafter``, when there, one of eagle | ngram; ``requests``, when there, an integer ≥ 1)."""
+    path = Path(path)
+    raw = read_regular(path, MAX_FIT_BYTES)
+    try:
+        doc = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` (JSON nested too deep)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` (JSON: {e})") from None
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` (a JSON {type(doc).__name__}, "
+                         "not an object)")
+    for key in ("params", "cap"):
+        if key not in doc:
+            raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit`: field {key} is missing")
+    cap, drafter, requests, values = doc["cap"], doc.get("drafter"), doc.get("requests"), doc["params"]
+    if isinstance(cap, bool) or not isinstance(cap, int) or not 2 <= cap <= MAX_CAP:
+        raise ValueError(f"{path}: field cap = {repr(cap)[:40]} is invalid; allowed: an integer in [2, {MAX_CAP}] "
+                         "(the model drafts up to cap − 1 tokens)")
+    if drafter is not None and drafter not in DRAFTERS:
+        raise ValueError(f"{path}: field drafter = {repr(drafter)[:40]} is invalid; allowed: {' | '.join(DRAFTERS)}")
+    if requests is not None and (isinstance(requests, bool) or not isinstance(requests, int) or requests < 1):
+        raise ValueError(f"{path}: field requests = {repr(requests)[:40]} is invalid; allowed: an integer ≥ 1")
+    if not isinstance(values, dict):
+        raise ValueError(f"{path}: field params is {type(values).__name__}; allowed: an object of the model's "
+                         "parameters")
+    try:
+        params = ModelParams(**values)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{path}: field params: {e}") from None
+    return FitFile(params, cap, drafter, requests)
 
 
 def read_fit(path) -> tuple[ModelParams, int]:
-    """(parameters, cap) of a PARAMS.json written by ``python -m msenv.traces fit``; ``ValueError``
-    in one line naming the file when it is not one."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-        return ModelParams(**doc["params"]), int(doc["cap"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{path}: not a PARAMS.json of `python -m msenv.traces fit` "
-                         f"({type(e).__name__}: {e})") from None
+    """(parameters, cap) of a PARAMS.json written by ``python -m msenv.traces fit``
+    (:func:`read_fit_file`); ``ValueError`` in one line naming the file and the field."""
+    fitted = read_fit_file(path)
+    return fitted.params, fitted.cap
 
 
 def fitted_model(source: str) -> tuple[ModelParams, int] | None:
@@ -153,6 +200,9 @@ def preset_bank(name: str, requests: int | None = None, seed: int | np.random.Ge
         raise ValueError(f"preset={name!r} is unknown; allowed: {' | '.join(sorted(PRESETS))}")
     p = PRESETS[name]
     n = p.requests if requests is None else requests
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_TRACE_REQUESTS:
+        raise ValueError(f"requests={n!r} is invalid; allowed: an integer in [1, {MAX_TRACE_REQUESTS}] (≈ 47 KB of "
+                         "memory per request while drawn)")
     where = f"seed {seed}" if not isinstance(seed, np.random.Generator) else "a Generator"
     return generate_bank(p.params, n, seed=seed, cap=p.cap, drafter=p.drafter,
                          source=f"preset {name} ({n} requests, {where})")

@@ -16,19 +16,19 @@ Named sources beyond the presets:
   Illusion?", arXiv 2601.11580; repository SpecDecode-Bench/simulator, ``data/llama3.1-8B/``), which
   msenv does not redistribute: ``trace_source="published:<set>-<drafter>"`` reads
   ``$MSENV_TRACES_DIR/combined_<set>.jsonl`` (default folder ``traces/``) with the requests at the
-  profiling's 8,192-token limit left out, as the published figures were measured. A file whose
-  SHA-256 differs from its pin is refused in one line; a pin that is None (the digest of the published
-  file was not available where this table was written) is reported, and the run records the digest
-  of the file it read (:attr:`~msenv.traces.TraceBank.sha256`).
+  profiling's 8,192-token limit left out, as the published figures were measured. Each file is
+  pinned by the SHA-256 and size of the file as published (repository commit 2fdccbd, 2026-04-01):
+  a file whose digest differs — another version, another data set under the name — is refused in
+  one line naming the file, its digest and the pin.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import NamedTuple
 
+from .files import file_record
 from .stats import N_DEPTHS, ROUND_STATS, key
 
 #: data set → (length median, length p90) in tokens (the same requests for both drafters)
@@ -108,18 +108,26 @@ SHIPPED: dict[str, Shipped] = {
                             fit="eagle-mix-v1.fit.json"),
 }
 
-#: data set → (the published file's name, its pinned SHA-256 or None)
-PUBLISHED_FILES: dict[str, tuple[str, str | None]] = {
-    name: (f"combined_{name}.jsonl", None) for name in ("gsm8k", "sharegpt", "cnn", "instructcoder")
+
+class PublishedFile(NamedTuple):
+    """A published file and its pin."""
+
+    file: str  #: its name in the published folder
+    sha256: str  #: the SHA-256 of the whole file as published
+    bytes: int  #: its size as published
+
+
+#: data set → its published file, pinned (SpecDecode-Bench/simulator ``data/llama3.1-8B/``, commit 2fdccbd)
+PUBLISHED_FILES: dict[str, PublishedFile] = {
+    "gsm8k": PublishedFile("combined_gsm8k.jsonl",
+                           "6d6bfb9993f4a540ff73cb330bdd4348dc3e6a6c77a111d3e35b96caf83c26f1", 769_056),
+    "sharegpt": PublishedFile("combined_sharegpt.jsonl",
+                              "748df2df1e89b986009aad1a42fee604b1fe57558b690aef0da7d9c7b9708b75", 3_329_829),
+    "cnn": PublishedFile("combined_cnn.jsonl",
+                         "90637b8cb4c410b3de6cdf2898ef1104d41b0fc5bff5e8692a6bfc836101899b", 2_605_070),
+    "instructcoder": PublishedFile("combined_instructcoder.jsonl",
+                                   "cfd6b6b156076a704f7aff0f060920bb7c5e4c3b80ef32efbe858b62d85cd910", 2_114_054),
 }
-
-
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def shipped_path(name: str) -> Path:
@@ -129,26 +137,50 @@ def shipped_path(name: str) -> Path:
     path = DATA / item.file
     if not path.exists():
         raise ValueError(f"{path}: the shipped bank {name!r} is missing from the installation; reinstall msenv")
-    digest = _digest(path)
+    digest = file_record(path)["sha256"]
     if digest != item.sha256:
         raise ValueError(f"{path}: sha256 {digest} differs from the pinned {item.sha256} of the shipped bank {name!r}")
     return path
 
 
-def published_source(name: str) -> tuple[Path, str]:
-    """(path, drafter) of ``published:<set>-<drafter>``: the supplied file, its pin checked.
-    ``ValueError`` in one line naming the file when it is absent or its SHA-256 differs."""
+def published_dir() -> Path:
+    """The folder of the published files: ``$MSENV_TRACES_DIR``, or ``traces`` when it is unset;
+    ``ValueError`` in one line when the variable is set to an empty value."""
+    value = os.environ.get(TRACES_DIR_VAR)
+    if value is None:
+        return Path("traces")
+    if not value.strip():
+        raise ValueError(f"{TRACES_DIR_VAR}={value!r} is invalid; allowed: the folder of the published files "
+                         "(unset: ./traces)")
+    return Path(value)
+
+
+def published_path(name: str) -> tuple[Path, str, PublishedFile]:
+    """(path, drafter, pin) of ``published:<set>-<drafter>``, the file not read yet; ``ValueError``
+    in one line for an unknown name."""
     set_name, _, drafter = name.partition(":")[2].rpartition("-")
     if set_name not in PUBLISHED_FILES or drafter not in ("eagle", "ngram"):
         allowed = ", ".join(f"published:{s}-{d}" for s in PUBLISHED_FILES for d in ("eagle", "ngram"))
         raise ValueError(f"config field trace_source={name!r} is invalid; allowed: {allowed}")
-    file, pin = PUBLISHED_FILES[set_name]
-    path = Path(os.environ.get(TRACES_DIR_VAR, "traces")) / file
-    if not path.exists():
-        raise ValueError(f"{path}: not found — {name} replays SpecDecode-Bench's published {file} (not shipped "
+    pin = PUBLISHED_FILES[set_name]
+    return published_dir() / pin.file, drafter, pin
+
+
+def published_source(name: str) -> tuple[Path, str]:
+    """(path, drafter) of ``published:<set>-<drafter>``: the supplied file, its pin checked.
+    ``ValueError`` in one line naming the file when it is absent, not a regular file, or its
+    SHA-256 differs from the pin (naming both digests)."""
+    path, drafter, pin = published_path(name)
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{TRACES_DIR_VAR}={str(folder)!r} is a file; allowed: the folder of the published files")
+    if not path.exists() and not path.is_symlink():
+        raise ValueError(f"{path}: not found — {name} replays SpecDecode-Bench's published {pin.file} (not shipped "
                          f"with msenv): put it there, or set {TRACES_DIR_VAR} to its folder")
-    if pin is not None and (digest := _digest(path)) != pin:
-        raise ValueError(f"{path}: sha256 {digest} differs from the pinned {pin} of the published {file}")
+    record = file_record(path)
+    if record["sha256"] != pin.sha256:
+        raise ValueError(f"{path}: sha256 {record['sha256']} ({record['bytes']} bytes) differs from the pinned "
+                         f"{pin.sha256} ({pin.bytes} bytes) of the published {pin.file}")
     return path, drafter
 
 
@@ -161,5 +193,6 @@ def published_available(name: str) -> str | None:
     return None
 
 
-__all__ = ["LENGTHS", "PUBLISHED", "DATA", "PUBLISHED_FILES", "PUBLISHED_LIMIT", "SHIPPED", "Shipped", "TRACES_DIR_VAR",
-           "published_available", "published_source", "shipped_path"]
+__all__ = ["LENGTHS", "PUBLISHED", "DATA", "PUBLISHED_FILES", "PUBLISHED_LIMIT", "PublishedFile", "SHIPPED", "Shipped",
+           "TRACES_DIR_VAR", "published_available", "published_dir", "published_path", "published_source",
+           "shipped_path"]

@@ -24,6 +24,8 @@ from .bank import TraceBank
 N_DEPTHS = 6
 #: draft lengths of the published per-round figures (and of the fit's targets)
 TARGET_GAMMAS = (2, 4, 8)
+#: the most resamples × requests a bootstrap draws (its weights: 16 bytes each, 256 MiB at the most)
+MAX_BOOT_CELLS = 2**24
 
 # columns of position_rows: the request's length, #{acc_len ≥ k + 1} at GE + k (k = 0 … N_DEPTHS), #{at cap}
 LENGTH, GE, AT_CAP = 0, 1, N_DEPTHS + 2
@@ -235,8 +237,9 @@ def bootstrap(bank: TraceBank, gammas=TARGET_GAMMAS, n: int = 1000, seed: int = 
     replacement (a Generator seeded by ``seed``), each statistic of :func:`measure` recomputed
     from the resampled requests' rows; → {key: (low, high)} at ``level`` (0.95: 2.5 % / 97.5 %)."""
     gammas = _check_gammas(gammas)
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"n={n!r} is invalid; allowed: an integer ≥ 2")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_BOOT_CELLS // len(bank):
+        raise ValueError(f"n={n!r} is invalid for a bank of {len(bank)} requests; allowed: an integer in [2, "
+                         f"{MAX_BOOT_CELLS // len(bank)}] (n × requests at most {MAX_BOOT_CELLS})")
     if not 0.0 < level < 1.0:
         raise ValueError(f"level={level!r} is invalid; allowed: a number in (0, 1)")
     rng = np.random.default_rng(seed)
@@ -331,7 +334,7 @@ def tables(figures: dict[str, float], gammas, intervals=None) -> str:
                         request_table(figures, intervals)])
 
 
-__all__ = ["N_DEPTHS", "REQUEST_STATS", "ROUND_STATS", "TARGET_GAMMAS", "alpha_by_depth", "bootstrap",
+__all__ = ["MAX_BOOT_CELLS", "N_DEPTHS", "REQUEST_STATS", "ROUND_STATS", "TARGET_GAMMAS", "alpha_by_depth", "bootstrap",
            "first_after_full", "first_after_rejected", "iid_tokens_per_round", "key", "lag1_correlation", "measure",
            "p_nothing_accepted", "position_rows", "request_alpha0", "round_rows", "share_at_cap", "tokens_per_round",
            "depth_table", "request_table", "round_table", "tables"]
