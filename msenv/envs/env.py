@@ -136,14 +136,16 @@ class MultiSpinEnv(gym.Env):
         gamma = validate_action(action, self.config)
         batch = self._batch
         res = batch.play(gamma[None])
-        info = self._engine.row_info(res, 0, float(batch.totals.tokens[0]), float(batch.totals.time[0]))
+        totals = batch.totals
+        info = self._engine.row_info(res, 0, totals.tokens.item(), totals.time.item())
         self._last = info
         self._last_action = gamma
-        truncated = bool(self._state.t[0] >= self._length)
+        state = batch.state
+        truncated = bool(state.t[0] >= self._length)
         reward = info["goodput"] * self._scale
         if self._window is not None:
             self._window.show(self._frame())
-        return self._state.obs[0], reward, False, truncated, info  # the step wrote the next observation
+        return state.obs[0], reward, False, truncated, info  # the step wrote the next observation
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the

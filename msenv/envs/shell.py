@@ -143,8 +143,12 @@ class Totals:
     def add(self, res: RoundResult, live: np.ndarray | None = None) -> None:
         """Count the round of the ``live`` rows (None: every row)."""
         if live is None:
-            self.tokens += res.total_tokens
-            self.time += res.latency
+            if len(self.tokens) == 1:  # a single env's step (item arithmetic costs less than array ops)
+                self.tokens[0] += res.total_tokens[0]
+                self.time[0] += res.latency[0]
+            else:
+                self.tokens += res.total_tokens
+                self.time += res.latency
             return
         self.tokens = np.where(live, self.tokens + res.total_tokens, self.tokens)
         self.time = np.where(live, self.time + res.latency, self.time)
@@ -184,8 +188,11 @@ class EnvBatch:
     def play(self, gamma: np.ndarray, live: np.ndarray | None = None):
         """One round of the ``live`` rows (None: all) with draft lengths ``gamma`` [n, K] (checked):
         the round's result; the state and the totals move on."""
-        rows = range(self.n) if live is None else np.flatnonzero(live)
-        self.state, res = self.engine.step(draw(self.gens, rows, self.u), self.state, gamma)
+        if live is None and self.n == 1:  # the single env's step: one generator, every row playing
+            self.gens[0].random(out=self.u)
+        else:
+            draw(self.gens, range(self.n) if live is None else np.flatnonzero(live), self.u)
+        self.state, res = self.engine.step(self.u, self.state, gamma)
         self.totals.add(res, live)
         return res
 
