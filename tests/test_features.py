@@ -83,7 +83,8 @@ def test_a_per_round_row_is_written_by_the_kinds_compiled_driver():
 def test_the_posterior_rows_are_the_exact_filters_summaries(source):
     """``trace_posterior``: the context's posterior equals the filter that TraceFilterSAA keeps
     itself (the same model and grid), after every round of random drafts, and the rows show its
-    P(first token accepted), its expected run over γ_max and its P(high)."""
+    survival at the listed depths, its P(high), its mean level, and the globals the episode's
+    throughput so far."""
     env = msenv.make_env(msenv.env_config("msenv/MultiSpin-Traces-v0", trace_source=source, trace_posterior=True,
                                           num_devices=5, trace_split="validation"))
     env.reset(seed=4)
@@ -102,10 +103,35 @@ def test_the_posterior_rows_are_the_exact_filters_summaries(source):
         ctrl.observe(action, info)
         post = env.unwrapped.context.posterior
         dev = obs[: 5 * lay.row].reshape(5, lay.row)
-        np.testing.assert_allclose(dev[:, lay.device.index("p_first")], post[:, 1], rtol=1e-6)
-        np.testing.assert_allclose(dev[:, lay.device.index("expected_run")], post[:, 1:].sum(1) / g, rtol=1e-6)
-        p_high = env.unwrapped.state.belief[0, :, :, 1].sum(axis=-1)
-        np.testing.assert_allclose(dev[:, lay.device.index("p_high")], p_high, rtol=1e-6)
+        depths = [j for j in (1, 2, 3, 4, 6, 8, 12) if j <= g]
+        at = lay.device.index("survival_1")
+        np.testing.assert_allclose(dev[:, at: at + len(depths)], post[:, depths], rtol=1e-6)
+        belief = env.unwrapped.state.belief[0]
+        np.testing.assert_allclose(dev[:, lay.device.index("p_high")], belief[:, :, 1].sum(axis=-1), rtol=1e-6)
+        z = np.polynomial.hermite_e.hermegauss(24)[0]
+        np.testing.assert_allclose(dev[:, lay.device.index("level")], np.tanh(0.5 * (belief.sum(-1) * z).sum(-1)),
+                                   rtol=1e-5, atol=1e-7)
+    tokens, time = info["episode_tokens"], info["episode_time"]
+    lam = (tokens + 100.0) / (time + 1.0)
+    assert obs[lay.obs_size - 1] == pytest.approx(np.tanh((lam - 100.0) / 20.0), rel=1e-6)
+
+
+def test_the_correction_cost_row_is_the_reactive_stage_of_a_lone_rejection():
+    """``correction_cost``: tanh(c_k / 10 ms), c_k the T_com of a round that rejects device k alone —
+    the shared reactive solver's answer for each one-device rejected set."""
+    from msenv.model.goodput import communication_time
+
+    cfg = msenv.env_config("msenv/MultiSpin-Traces-v0", trace_posterior=True, num_devices=6, p_dl_dbm=12.0)
+    env = msenv.make_env(cfg)
+    obs, _ = env.reset(seed=9)
+    lay = msenv.layout_of(cfg)
+    for _ in range(3):
+        ctx = env.unwrapped.context
+        lone = communication_time(np.eye(6, dtype=bool), ctx.g_ul, ctx.g_dl, cfg, p_ul_w=ctx.p_ul_w, p_dl_w=ctx.p_dl_w,
+                                  policy="optimal").t_com
+        dev = obs[: 6 * lay.row].reshape(6, lay.row)
+        np.testing.assert_allclose(dev[:, lay.device.index("correction_cost")], np.tanh(lone / 0.010), rtol=1e-5)
+        obs, *_ = env.step(np.full(6, 2))
 
 
 def test_a_posterior_needs_a_fitted_model():

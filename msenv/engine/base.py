@@ -76,14 +76,16 @@ class Engine:
     lengths [B, K]; ``observe(state)`` → float32 [B, obs_size]; ``context(state, index, oracle)``
     → what a controller sees.
 
-    A kind sets :attr:`devices` (its observation table), :attr:`round_rows` (the rows its compiled
+    A kind sets :attr:`devices` and :attr:`globals` (its observation table), :attr:`round_rows` (the rows its
+    compiled
     step writes) and :attr:`extra_info`, and implements :meth:`start`, :meth:`step`, :meth:`view`
     and :meth:`write_round` (and, when it has more to show a controller, :meth:`_context`)."""
 
     #: the kind's name
     name: str = ""
-    #: the kind's observation table: its device rows, in order
+    #: the kind's observation table: its device rows and its global rows, in order
     devices: tuple[Feature, ...] = ()
+    globals: tuple[Feature, ...] = GLOBALS
     #: its per-round rows, in the order of its compiled driver
     round_rows: tuple[Feature, ...] = ()
     #: the ``info`` keys the kind adds to :data:`ROUND_INFO`
@@ -92,7 +94,7 @@ class Engine:
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
         #: the observation: its layout, the meaning of each entry and its per-episode part
-        self.observation = Observation(config, config.num_devices, self.devices, GLOBALS, self.round_rows)
+        self.observation = Observation(config, config.num_devices, self.devices, self.globals, self.round_rows)
         #: the shapes the config fixes
         self.layout = self.observation.layout
         #: named slices of a reset's and a step's uniforms (:func:`~msenv.engine.state.draw_layout`)

@@ -49,7 +49,8 @@ class Feature:
     values (numpy; [B, K] for a one-entry device row, [B, K, width] for a block, [B] for a global),
     computed once at reset; ``per="round"``: ``write(out, nf, col, view)`` is a compiled function
     that writes column ``col`` (to ``col + width − 1``) of every device row of ``out`` [B, obs]
-    (``nf`` entries per row) from the kind's round view, after every round."""
+    (``nf`` entries per row) from the kind's round view, after every round — for a global row,
+    ``col`` is the entry's index in the observation."""
 
     #: the entry's name (a block's first part: its entries are named by ``names``)
     name: str
@@ -191,9 +192,9 @@ class Observation:
         config: the config.
         slots: device rows (K).
         devices: the kind's device rows, in order (those ``shown`` under the config are kept).
-        globals_: the kind's global rows (per episode).
+        globals_: the kind's global rows.
         round_rows: the kind's per-round rows as its compiled driver calls them (:func:`round_writer`),
-            each of which must be in ``devices``.
+            each of which is in ``devices`` or ``globals_``.
     """
 
     def __init__(self, config: SystemConfig, slots: int, devices: tuple[Feature, ...], globals_: tuple[Feature, ...],
@@ -202,10 +203,9 @@ class Observation:
         shown = [f for f in devices if f.shown(config)]
         self.devices = tuple(shown)  #: the device rows this config shows, in order
         self.globals = tuple(f for f in globals_ if f.shown(config))  #: its global rows
-        if any(f.per != "episode" for f in self.globals):
-            raise ValueError("global observation rows are per episode")
         dev_entries = [f.entries(config) for f in shown]
-        self.columns: dict[str, int] = {}  #: each device row's first column
+        #: each device row's first column in its row, and each global row's index in the observation
+        self.columns: dict[str, int] = {}
         col = 0
         for f, entries in zip(shown, dev_entries):
             self.columns[f.name] = col
@@ -216,8 +216,14 @@ class Observation:
         self.docs = ([d for entries in dev_entries for _, d in entries], [d for _, d in glob])
         #: the shapes the config fixes
         self.layout = Layout(slots, names, tuple(n for n, _ in glob), config.gamma_max)
-        #: the column of each per-round row the kind's driver calls (−1: not shown)
-        self.cols = np.array([self.columns.get(f.name, -1) if f in shown else -1 for f in round_rows], np.int64)
+        at = slots * col  # the globals follow the device rows
+        for f in self.globals:
+            self.columns[f.name] = at
+            at += len(f.entries(config))
+        #: the column of each per-round row the kind's driver calls (a global's: its index in the
+        #: observation; −1: not shown)
+        self.cols = np.array([self.columns[f.name] if f in shown or f in self.globals else -1 for f in round_rows],
+                             np.int64)
         self._episode = [(self.columns[f.name], len(e), f.write) for f, e in zip(shown, dev_entries)
                          if f.per == "episode"]
 
@@ -233,10 +239,9 @@ class Observation:
                 dev[:, :, col] = write(state, cfg)
             else:
                 dev[:, :, col: col + width] = write(state, cfg)
-        g = nf * k
         for f in self.globals:
-            out[:, g] = f.write(state, cfg)
-            g += 1
+            if f.per == "episode":
+                out[:, self.columns[f.name]] = f.write(state, cfg)
         return out
 
 

@@ -132,9 +132,11 @@ def _sigmoid(x):
 
 @njit(cache=True)
 def fill_acc_len(u, u_start, offsets, level, stay_logit, stay_spread, high_logit, high_spread, first_low, first_high,
-                 cont_low, cont_high, level_spread, tail, cap, out):
-    """Draw every request's acc_len into ``out`` (compiled). Request r reads the uniforms
+                 cont_low, cont_high, level_spread, tail, cap, out, high_out):
+    """Draw every request's acc_len into ``out`` (compiled) and, when ``high_out`` has their
+    length, each position's hidden state (1: high) into it. Request r reads the uniforms
     ``u[u_start[r] + DRAWS_PER_POSITION·q + k]``; logits in, as in :class:`ModelParams`."""
+    states = high_out.shape[0] == out.shape[0]
     log_tail = math.log(tail) if tail < 1.0 else 0.0
     for r in range(offsets.shape[0] - 1):
         z = level[r]
@@ -149,6 +151,8 @@ def fill_acc_len(u, u_start, offsets, level, stay_logit, stay_spread, high_logit
             k = b + DRAWS_PER_POSITION * q
             if q > 0:
                 high = (u[k + _TRANSITION] >= down) if high else (u[k + _TRANSITION] < up)
+            if states:
+                high_out[o + q] = 1 if high else 0
             f = u[k + _FIRST] < (fh if high else fl)
             c = u[k + _CONT] < (ch if high else cl)
             out[o + q] = (1 if f else 0) + (2 if c else 0)
@@ -181,47 +185,68 @@ def lengths_of(params: ModelParams, z: np.ndarray, eps: np.ndarray) -> np.ndarra
 
 
 def fill_bank(params: ModelParams, u: np.ndarray, u_start: np.ndarray, z: np.ndarray, lengths: np.ndarray,
-              cap: int) -> tuple[np.ndarray, np.ndarray]:
+              cap: int, states: bool = False):
     """(acc_len int32, offsets int64) of requests with levels ``z`` and ``lengths`` from the
-    uniforms ``u`` (request r's block starts at ``u_start[r]``) — the kernel's numpy entry."""
+    uniforms ``u`` (request r's block starts at ``u_start[r]``) — the kernel's numpy entry; with
+    ``states``, also each position's hidden state (uint8, 1: high)."""
     offsets = np.zeros(lengths.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     out = np.empty(int(offsets[-1]), dtype=np.int32)
+    high = np.empty(out.size if states else 0, dtype=np.uint8)
     fill_acc_len(u, u_start, offsets, z, _logit(params.stay), params.stay_spread, _logit(params.high_share),
                  params.high_spread, _logit(params.first_low), _logit(params.first_high), _logit(params.cont_low),
-                 _logit(params.cont_high), params.level_spread, params.tail, int(cap), out)
-    return out, offsets
+                 _logit(params.cont_high), params.level_spread, params.tail, int(cap), out, high)
+    return (out, offsets, high) if states else (out, offsets)
 
 
-def generate_bank(params: ModelParams, requests: int, seed: int | np.random.Generator = 0, cap: int = 21,
-                  drafter: str = "eagle", source: str | None = None) -> TraceBank:
-    """A bank of ``requests`` requests drawn from the model. ``seed``: an integer or a Generator
-    (its ``spawn`` gives the requests' streams); the same seed gives the same bank."""
+def _generator(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r} is invalid; allowed: an integer ≥ 0 or a numpy Generator")
+    return np.random.default_rng(int(seed))
+
+
+def _draw(params: ModelParams, requests: int, rng: np.random.Generator, cap: int, states: bool):
+    """Every request's draws and the bank's arrays (:func:`fill_bank`), with the levels z [R]."""
+    children = rng.spawn(requests)
+    z, lengths = draw_levels_and_lengths(params, rng, requests)
+    blocks = [child.random(DRAWS_PER_POSITION * int(n)) for child, n in zip(children, lengths)]
+    u_start = np.zeros(requests, dtype=np.int64)
+    np.cumsum(DRAWS_PER_POSITION * lengths[:-1], out=u_start[1:])
+    return z, lengths, fill_bank(params, np.concatenate(blocks), u_start, z, lengths, cap, states)
+
+
+def _check_draw(params, requests, cap) -> int:
     if not isinstance(params, ModelParams):
         raise ValueError(f"params={params!r} is invalid; allowed: a ModelParams")
     if isinstance(requests, bool) or not isinstance(requests, (int, np.integer)) or requests < 1:
         raise ValueError(f"requests={requests!r} is invalid; allowed: an integer ≥ 1")
     if isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 2:
         raise ValueError(f"cap={cap!r} is invalid; allowed: an integer ≥ 2")
+    return int(requests)
+
+
+def generate_bank(params: ModelParams, requests: int, seed: int | np.random.Generator = 0, cap: int = 21,
+                  drafter: str = "eagle", source: str | None = None) -> TraceBank:
+    """A bank of ``requests`` requests drawn from the model. ``seed``: an integer or a Generator
+    (its ``spawn`` gives the requests' streams); the same seed gives the same bank."""
+    requests = _check_draw(params, requests, cap)
     if drafter not in DRAFTERS:
         raise ValueError(f"drafter={drafter!r} is invalid; allowed: {' | '.join(DRAFTERS)}")
-    if isinstance(seed, np.random.Generator):
-        rng = seed
-    elif isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r} is invalid; allowed: an integer ≥ 0 or a numpy Generator")
-    else:
-        rng = np.random.default_rng(int(seed))
-    requests = int(requests)
-    children = rng.spawn(requests)
-    z, lengths = draw_levels_and_lengths(params, rng, requests)
-    blocks = [child.random(DRAWS_PER_POSITION * int(n)) for child, n in zip(children, lengths)]
-    u_start = np.zeros(requests, dtype=np.int64)
-    np.cumsum(DRAWS_PER_POSITION * lengths[:-1], out=u_start[1:])
-    acc, offsets = fill_bank(params, np.concatenate(blocks), u_start, z, lengths, cap)
+    _, lengths, (acc, offsets) = _draw(params, requests, _generator(seed), cap, False)
     width = len(str(requests - 1))
     ids = tuple(f"r{i:0{width}d}" for i in range(requests))
     src = source if source is not None else f"generated ({requests} requests)"
     return TraceBank.from_arrays(acc, np.diff(offsets), ids, int(cap), drafter, src)
+
+
+def hidden_states(params: ModelParams, requests: int, seed: int = 0, cap: int = 21) -> tuple[np.ndarray, np.ndarray]:
+    """The hidden part of :func:`generate_bank`'s bank of the same arguments: each request's level
+    z [R] and each position's state (uint8 [positions], 1: high), in the bank's order — what a
+    state oracle knows (never the coin flips)."""
+    z, _, (_, _, high) = _draw(params, _check_draw(params, requests, cap), _generator(seed), cap, True)
+    return z, high
 
 
 # ---------------------------------------------------------------------- the exact Bayes filter
@@ -361,4 +386,4 @@ def predictive_survival(belief, trans, first, cont, tail, cap, out):
 
 __all__ = ["DRAWS_PER_POSITION", "FREE_DEPTH", "FilterModel", "HIGH", "LOW", "MAX_LENGTH", "ModelParams",
            "draw_levels_and_lengths", "fill_acc_len", "fill_bank", "filter_model", "filter_update", "generate_bank",
-           "level_grid", "lengths_of", "predictive_survival"]
+           "hidden_states", "level_grid", "lengths_of", "predictive_survival"]

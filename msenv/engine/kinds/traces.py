@@ -40,6 +40,7 @@ from ..base import REQUEST_INFO, Engine, InfoKey
 from ..context import RoundContext
 from .traces_round import (
     DEVICES,
+    GLOBAL_ROWS,
     NO_BELIEF,
     NO_FILTER,
     NO_SURVIVAL,
@@ -89,6 +90,9 @@ class TraceState(NamedTuple):
     history_rounds: np.ndarray
     #: int [B, K, 2] the request's accepted drafted tokens and rejections so far
     accept_counts: np.ndarray
+    #: float [B] the episode's tokens and time (s) so far
+    tokens: np.ndarray
+    time: np.ndarray
     #: ``trace_posterior``: each device's posterior of (level, state) at its position [B, K, G, 2]
     #: (:mod:`msenv.traces.model`'s filter), else None
     belief: np.ndarray | None = None
@@ -112,6 +116,10 @@ class TraceContext(RoundContext):
     #: its position, capped at γ_max + 1 (a draft of γ_k emits min(F_k, γ_k + 1) tokens, rejected
     #: iff F_k ≤ γ_k) — the trace's future, for named oracle controllers only
     first_rejection: np.ndarray | None = None
+    #: the oracle context of a bank drawn from the fitted model (a preset): the level z of each
+    #: device's request and its hidden state at its position (1: high) — what a state oracle knows
+    hidden_level: np.ndarray | None = None
+    hidden_high: np.ndarray | None = None
     #: ``trace_posterior``: the exact filter's predictive P(acc_len > j), j = 0 … γ_max [K, γ_max + 1]
     #: at each device's position, from the rounds of its request (what the observation summarises)
     posterior: np.ndarray | None = None
@@ -124,6 +132,7 @@ class TraceEngine(Engine):
 
     name = "traces"
     devices = DEVICES
+    globals = GLOBAL_ROWS
     round_rows = ROUND_ROWS
     extra_info = TRACE_INFO
 
@@ -140,7 +149,7 @@ class TraceEngine(Engine):
                                  f"{config.traces.trace_source!r}: it has no fitted model; allowed: a preset, a "
                                  "shipped bank with its fit, or published:<set>-<drafter> (or trace_posterior=False)")
             m = self.filter = filter_model(*fitted, levels=POSTERIOR_LEVELS)
-            self._post = (True, m.prior, m.trans, m.first, m.cont, m.tail, m.cap)
+            self._post = (True, m.prior, m.trans, m.first, m.cont, m.tail, m.cap, m.z)
 
     def draw_parts(self):
         reset, step = super().draw_parts()
@@ -162,7 +171,7 @@ class TraceEngine(Engine):
                            position=start, started=np.ones((b, k), np.int64), request_pool=pool,
                            history=np.zeros((b, k, h, len(HISTORY)), np.int64),
                            history_rounds=np.zeros((b, k), np.int64),
-                           accept_counts=np.zeros((b, k, len(COUNT)), np.int64),
+                           accept_counts=np.zeros((b, k, len(COUNT)), np.int64), tokens=np.zeros(b), time=np.zeros(b),
                            belief=None if self.filter is None else np.repeat(
                                np.repeat(self.filter.prior[None, None], b, axis=0), k, axis=1))
         return state._replace(static_obs=self.observation.episode(state))
@@ -174,7 +183,8 @@ class TraceEngine(Engine):
         ints, reals, rej, modes, per_round = outs = kernel_outputs(n, k, extra=2)
         post = self.filter is not None
         ts = Replay(s.request.copy(), s.position.copy(), s.started.copy(), s.request_pool, s.history.copy(),
-                    s.history_rounds.copy(), s.accept_counts.copy(), s.belief.copy() if post else NO_BELIEF)
+                    s.history_rounds.copy(), s.accept_counts.copy(), s.belief.copy() if post else NO_BELIEF,
+                    s.tokens.copy(), s.time.copy())
         survival = np.empty((n, k, self.config.gamma_max + 1)) if post else NO_SURVIVAL
         g_ul, g_dl = s.g_ul.copy(), s.g_dl.copy()
         f_row, done, obs = np.empty((n, k), np.int64), np.empty((n, k), np.bool_), np.empty_like(s.static_obs)
@@ -186,7 +196,8 @@ class TraceEngine(Engine):
         res = kernel_result(ints, reals, rej, modes, per_round, info={"acc_len": f_row, "request_done": done})
         return s._replace(g_ul=g_ul, g_dl=g_dl, t=s.t + 1, obs=obs, request=ts.request, position=ts.position,
                           started=ts.started, history=ts.history, history_rounds=ts.rounds,
-                          accept_counts=ts.counts, belief=ts.belief if post else None), res
+                          accept_counts=ts.counts, tokens=ts.tokens, time=ts.time,
+                          belief=ts.belief if post else None), res
 
     def survival(self, belief: np.ndarray) -> np.ndarray:
         """The filter's predictive P(acc_len > j), j = 0 … γ_max, of beliefs [B, K, G, 2] → [B, K, γ_max + 1]."""
@@ -200,7 +211,8 @@ class TraceEngine(Engine):
         post = self.filter is not None
         return RoundView(state.g_ul, state.g_dl, state.position, state.history, state.history_rounds,
                          state.accept_counts, self.config.gamma_max, state.belief if post else NO_BELIEF,
-                         self.survival(state.belief) if post else NO_SURVIVAL)
+                         self.survival(state.belief) if post else NO_SURVIVAL, self._post[-1], state.p_ul_w,
+                         state.p_dl_w, self.constants, state.tokens, state.time)
 
     def write_round(self, out, view):
         write_round(out, self.layout.row, self.observation.cols, view)
@@ -214,6 +226,8 @@ class TraceEngine(Engine):
             bank = self.bank
             req, pos = state.request[i], state.position[i]
             extra["first_rejection"] = np.minimum(bank.acc_len[bank.offsets[req] + pos], self.config.gamma_max + 1)
+            if bank.levels is not None:
+                extra.update(hidden_level=bank.levels[req], hidden_high=bank.high[bank.offsets[req] + pos])
         p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
         p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
         if self.filter is not None:

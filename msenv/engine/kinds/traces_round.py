@@ -14,14 +14,20 @@ import numpy as np
 from numba import njit
 
 from ...config.system import SystemConfig
-from ...model import channel
+from ...model import channel, reactive
 from ...model.goodput import round_rows
-from ...model.slots import COUNT, HISTORY, INT_ROW, ROUND_PARAM, STEP_PARAM
-from ...traces.model import HIGH, filter_update, predictive_survival
-from ..observation import BETA, G_DL, G_UL, SPEED, Feature, round_writer
+from ...model.slots import COUNT, HISTORY, INT_ROW, PER_ROUND, ROUND_PARAM, STEP_PARAM
+from ...traces.model import HIGH, LOW, filter_update, predictive_survival
+from ..observation import BETA, G_DL, G_UL, GLOBALS, SPEED, Feature, round_writer
 
 #: the progress entry is tanh(tokens of the request so far / PROGRESS_SCALE)
 PROGRESS_SCALE = 256.0
+#: the depths j of the posterior's survival entries P(acc_len > j) (those up to γ_max)
+SURVIVAL_DEPTHS = (1, 2, 3, 4, 6, 8, 12)
+#: the correction-cost entry is tanh(c / COST_SCALE_S)
+COST_SCALE_S = 0.010
+#: the throughput entry is tanh((λ − center) / scale), λ = (tokens + prior·1 s) / (time + 1 s) of the episode so far
+THROUGHPUT_PRIOR, THROUGHPUT_SCALE = 100.0, 20.0
 
 
 # ---------------------------------------------------------------------- the observation
@@ -37,6 +43,12 @@ class RoundView(NamedTuple):
     gamma_max: int
     belief: np.ndarray  #: [B, K, G, 2] the filter's posterior (``trace_posterior``; else a stand-in)
     survival: np.ndarray  #: [B, K, γ_max + 1] its predictive survival (``trace_posterior``; else a stand-in)
+    levels: np.ndarray  #: [G] the filter's level grid (``trace_posterior``; else a stand-in)
+    p_ul: np.ndarray  #: [B] the budgets, W
+    p_dl: np.ndarray
+    params: np.ndarray  #: the round kernel's constants (:class:`~msenv.model.slots.RoundParams`)
+    tokens: np.ndarray  #: [B] the episode's tokens so far
+    time: np.ndarray  #: [B] the episode's time so far, s
 
 
 @njit(cache=True, error_model="numpy")
@@ -83,24 +95,17 @@ def write_progress(out, nf, col, v):
 
 
 @njit(cache=True, error_model="numpy")
-def write_p_first(out, nf, col, v):
-    """The filter's P(the first drafted token is accepted) = P(acc_len > 1)."""
+def write_survival(out, nf, col, v):
+    """The filter's predictive P(acc_len > j) at the depths of :data:`SURVIVAL_DEPTHS` up to γ_max
+    (j = 1: P(the first drafted token is accepted))."""
     b, k = v.position.shape
     for r in range(b):
         for i in range(k):
-            out[r, nf * i + col] = v.survival[r, i, 1]
-
-
-@njit(cache=True, error_model="numpy")
-def write_expected_run(out, nf, col, v):
-    """The filter's expected accepted tokens of a γ_max draft, Σ_{j=1}^{γ_max} P(acc_len > j), / γ_max."""
-    b, k = v.position.shape
-    for r in range(b):
-        for i in range(k):
-            total = 0.0
-            for j in range(1, v.gamma_max + 1):
-                total += v.survival[r, i, j]
-            out[r, nf * i + col] = total / v.gamma_max
+            c = nf * i + col
+            for j in SURVIVAL_DEPTHS:
+                if j <= v.gamma_max:
+                    out[r, c] = v.survival[r, i, j]
+                    c += 1
 
 
 @njit(cache=True, error_model="numpy")
@@ -113,6 +118,48 @@ def write_p_high(out, nf, col, v):
             for g in range(v.belief.shape[2]):
                 total += v.belief[r, i, g, HIGH]
             out[r, nf * i + col] = total
+
+
+@njit(cache=True, error_model="numpy")
+def write_level(out, nf, col, v):
+    """tanh(E[z] / 2): the filter's posterior mean of the request's level z, squashed."""
+    b, k = v.position.shape
+    for r in range(b):
+        for i in range(k):
+            total = 0.0
+            for g in range(v.belief.shape[2]):
+                total += v.levels[g] * (v.belief[r, i, g, LOW] + v.belief[r, i, g, HIGH])
+            out[r, nf * i + col] = np.tanh(0.5 * total)
+
+
+@njit(cache=True, error_model="numpy")
+def write_correction_cost(out, nf, col, v):
+    """tanh(c_k / 10 ms), c_k the time of the device's correction alone (the faster of its UL and
+    its DL at the full bandwidth and budget: the reactive stage of a round that rejects it alone)."""
+    b, k = v.position.shape
+    bw, bits = v.params[ROUND_PARAM.bandwidth_hz], v.params[ROUND_PARAM.payload_bits]
+    n0_ul, n0_dl = v.params[ROUND_PARAM.n0_ul_w_hz], v.params[ROUND_PARAM.n0_dl_w_hz]
+    for r in range(b):
+        for i in range(k):
+            t_ul = channel.delay_scalar(bits, channel.rate_scalar(bw, v.p_ul[r] * v.g_ul[r, i] / (n0_ul * bw)))
+            t_dl = reactive.dl_delay(1.0 / v.g_dl[r, i], v.p_dl[r], n0_dl, bw, bits)
+            out[r, nf * i + col] = np.tanh(min(t_ul, t_dl) / COST_SCALE_S)
+
+
+@njit(cache=True, error_model="numpy")
+def write_throughput(out, nf, col, v):
+    """tanh((λ − 100) / 20), λ = (tokens + 100 · 1 s) / (time + 1 s): the episode's throughput so far."""
+    for r in range(v.tokens.shape[0]):
+        lam = (v.tokens[r] + THROUGHPUT_PRIOR) / (v.time[r] + 1.0)
+        out[r, col] = np.tanh((lam - THROUGHPUT_PRIOR) / THROUGHPUT_SCALE)
+
+
+def _survival_entries(cfg: SystemConfig) -> tuple[tuple[str, str], ...]:
+    def doc(j: int) -> str:
+        tokens = "token is" if j == 1 else f"{j} tokens are"
+        return f"P(acc_len > {j}): the filter's probability that the first drafted {tokens} accepted"
+
+    return tuple((f"survival_{j}", doc(j)) for j in SURVIVAL_DEPTHS if j <= cfg.gamma_max)
 
 
 def _posterior(cfg: SystemConfig) -> bool:
@@ -137,15 +184,22 @@ DEVICES = (
     Feature("history", "", write_history, names=_history_entries),
     Feature("progress", f"tanh(tokens the request has generated / {PROGRESS_SCALE:g}) (never its length)",
             write_progress),
-    Feature("p_first", "P(the first drafted token is accepted): the exact filter's, from the request's rounds so "
-                       "far under the source's fitted model", write_p_first, shown=_posterior),
-    Feature("expected_run", "the filter's expected accepted tokens of a γ_max-token draft, / γ_max", write_expected_run,
-            shown=_posterior),
+    Feature("survival", "", write_survival, shown=_posterior, names=_survival_entries),
     Feature("p_high", "the filter's P(the device's hidden state is high: a copy, a match)", write_p_high,
             shown=_posterior),
+    Feature("level", "tanh(E[z]/2): the filter's posterior mean of the request's level z (N(0, 1) a priori)",
+            write_level, shown=_posterior),
+    Feature("correction_cost", "tanh(c / 10 ms), c the time the device's correction alone would take (the faster "
+                               "of UL and DL at the full bandwidth and budget)", write_correction_cost,
+            shown=_posterior),
+)
+#: the global rows: the budgets, and with the posterior the episode's throughput so far
+GLOBAL_ROWS = GLOBALS + (
+    Feature("throughput", "tanh((λ − 100)/20), λ = (tokens + 100·1 s)/(time + 1 s) of the episode so far, tokens/s",
+            write_throughput, shown=_posterior),
 )
 #: the rows the compiled step writes after every round, in the driver's order
-ROUND_ROWS = tuple(f for f in DEVICES if f.per == "round")
+ROUND_ROWS = tuple(f for f in DEVICES + GLOBAL_ROWS if f.per == "round")
 write_round = round_writer(tuple(f.write for f in ROUND_ROWS))
 
 
@@ -168,6 +222,8 @@ class Replay(NamedTuple):
     rounds: np.ndarray  #: rounds the history holds
     counts: np.ndarray  #: [B, K, 2] accepted tokens and rejections so far in the request
     belief: np.ndarray  #: [B, K, G, 2] the filter's posterior (``trace_posterior``; else a stand-in)
+    tokens: np.ndarray  #: float [B] the episode's tokens so far
+    time: np.ndarray  #: float [B] the episode's time so far, s
 
 
 class Posterior(NamedTuple):
@@ -180,28 +236,29 @@ class Posterior(NamedTuple):
     cont: np.ndarray  #: [G, 2] P(C | S, z)
     tail: float  #: τ
     cap: int  #: the bank's cap
+    levels: np.ndarray  #: [G] the level grid
 
 
 #: stand-ins of the posterior's arrays where the config does not show it
 NO_BELIEF = np.zeros((1, 1, 1, 2))
 NO_SURVIVAL = np.zeros((1, 1, 1))
-NO_FILTER = (False, np.zeros((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 2)), np.zeros((1, 2)), 1.0, 2)
+NO_FILTER = (False, np.zeros((1, 2)), np.zeros((1, 2, 2)), np.zeros((1, 2)), np.zeros((1, 2)), 1.0, 2, np.zeros(1))
 
 
 @njit(cache=True, error_model="numpy")
 def trace_rows(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs, request, position, started, pool,
-               history, rounds, counts, belief, acc_len, offsets, requests, consts, cols, fading_at, coins_at,
-               next_at, posterior, prior, trans, first, cont, tail, cap, ints, reals, rejected, modes, per_round,
-               f_row, done, survival, obs):
+               history, rounds, counts, belief, tokens, time, acc_len, offsets, requests, consts, cols, fading_at,
+               coins_at, next_at, posterior, prior, trans, first, cont, tail, cap, levels, ints, reals, rejected, modes,
+               per_round, f_row, done, survival, obs):
     """The compiled entry of :func:`trace_round`: ``trace_rows(u, gamma, <the round's arrays>,
     *Replay (read, then written in place), *the bank's arrays, <constants>, *outputs)``.
     Arrays cross from Python one by one (cheaper to dispatch than a tuple of them); inside, the
     round reads them by name."""
     trace_round(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs,
-                Replay(request, position, started, pool, history, rounds, counts, belief), acc_len, offsets,
-                requests, consts, cols, fading_at, coins_at, next_at,
-                Posterior(posterior, prior, trans, first, cont, tail, cap), ints, reals, rejected, modes, per_round,
-                f_row, done, survival, obs)
+                Replay(request, position, started, pool, history, rounds, counts, belief, tokens, time), acc_len,
+                offsets, requests, consts, cols, fading_at, coins_at, next_at,
+                Posterior(posterior, prior, trans, first, cont, tail, cap, levels), ints, reals, rejected, modes,
+                per_round, f_row, done, survival, obs)
 
 
 @njit(cache=True, error_model="numpy")
@@ -269,10 +326,13 @@ def trace_round(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs, ts,
                 if done[r, i]:
                     ts.belief[r, i] = post.prior
             predictive_survival(ts.belief[r], post.trans, post.first, post.cont, post.tail, post.cap, survival[r])
+    for r in range(n):
+        ts.tokens[r] += per_round[PER_ROUND.total_tokens, r]
+        ts.time[r] += per_round[PER_ROUND.latency, r]
     obs[:] = static_obs
     write_round(obs, nf, cols, RoundView(g_ul, g_dl, ts.position, ts.history, ts.rounds, ts.counts, gamma_max,
-                                         ts.belief, survival))
+                                         ts.belief, survival, post.levels, p_ul, p_dl, params, ts.tokens, ts.time))
 
 
-__all__ = ["DEVICES", "NO_BELIEF", "NO_SURVIVAL", "PROGRESS_SCALE", "Posterior", "ROUND_ROWS", "Replay", "RoundView",
-           "pick", "trace_round", "trace_rows", "write_round"]
+__all__ = ["DEVICES", "GLOBAL_ROWS", "NO_BELIEF", "NO_FILTER", "NO_SURVIVAL", "PROGRESS_SCALE", "Posterior",
+           "ROUND_ROWS", "Replay", "RoundView", "SURVIVAL_DEPTHS", "pick", "trace_round", "trace_rows", "write_round"]
