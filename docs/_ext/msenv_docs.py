@@ -244,7 +244,8 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{cfg.gamma_max + 1}] * {k})` — one draft length in "
         f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({lay.obs_size},))` — {k} device rows of {nf} entries "
-        f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + md_table(["index", "meaning"], obs_rows),
+        f"(device k at `{nf}k + j`), then {lay.n_globals} global entries:\n\n"
+        + md_table(["index", "meaning"], obs_rows),
         ("## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
          f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
          "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
@@ -327,9 +328,13 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         "played with `action[:K]`), so they never change tokens, latency or goodput.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {n_glob + 1},))` — k_max rows of "
         f"{nf + 1} entries, then {n_glob + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
-        "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
-        f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
-        "vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),
+        ("## Reward and episode\n\nAs the single-cell ids: the round's goodput (tokens/s) times `reward_scale`, "
+         f"{base.episode_length} rounds then truncated.\n"),
+        "## `info`\n\nThe single-cell `info`, per-device arrays padded to k_max with zeros (so vector envs stack "
+        "them), and the cell's size:\n\n" + md_table(["key", "meaning"], info_rows),
+        ("## What a server can know\n\nWhat it knows in the cell the episode drew (the base config's model: here "
+         "the paper's, where what a server sees is the truth), and the cell's size K; the padded slots are "
+         "no devices.\n"),
         cells_baselines_section(env_id),
         history_section(env_id),
     ])
