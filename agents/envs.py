@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
@@ -27,6 +28,25 @@ VEC_KINDS = ("batched", "subproc", "dummy")
 MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
 
 
+class NextResetSeed(gym.Wrapper):
+    """Seeds the env's next reset with a seed given ahead (:meth:`seed_next_reset`), whatever seed the
+    VecEnv that resets it passes then — how one seed per environment reaches SB3's own VecEnvs
+    (``DummyVecEnv``, ``SubprocVecEnv``: their ``env_method`` calls it) through public APIs only."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._pending: int | None = None
+
+    def seed_next_reset(self, seed: int) -> None:
+        """Seed the next reset with ``seed``."""
+        self._pending = int(seed)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if self._pending is not None:
+            seed, self._pending = self._pending, None
+        return self.env.reset(seed=seed, options=options)
+
+
 class _SingleFactory:
     """Picklable env factory for SubprocVecEnv workers."""
 
@@ -34,7 +54,7 @@ class _SingleFactory:
         self.config = config
 
     def __call__(self):
-        return Monitor(RoundMetrics(make_env(self.config)), info_keywords=MONITOR_KEYS)
+        return Monitor(RoundMetrics(NextResetSeed(make_env(self.config))), info_keywords=MONITOR_KEYS)
 
 
 def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
@@ -77,7 +97,11 @@ def seed_next_reset(venv: VecEnv, seeds: Sequence[int]) -> None:
     base = venv.unwrapped
     if len(seeds) != base.num_envs:
         raise ValueError(f"seed list has {len(seeds)} entries; expected n_envs={base.num_envs}")
-    base._seeds = [int(s) for s in seeds]  # SB3's VecEnvs (and SB3VecEnv) seed their next reset from it
+    if isinstance(base, SB3VecEnv):  # msenv's batched VecEnv seeds its next reset itself
+        base.seed_next_reset([int(s) for s in seeds])
+        return
+    for i, s in enumerate(seeds):  # SB3's VecEnvs: each env's NextResetSeed wrapper
+        base.env_method("seed_next_reset", int(s), indices=[i])
 
 
 def stack_frames(venv: VecEnv, n: int) -> VecEnv:

@@ -310,8 +310,9 @@ KIND_CLASSES = {"SystemConfig", "CellConfig", "PaperEngine", "DynamicEngine", "T
 #: where a config may be asked whether it is a cell generator's (the config's own modules and the
 #: cells shells)
 CELLS_MODULES = {"msenv/config/cells.py", "msenv/config/spec.py", "msenv/envs/cells.py", "msenv/envs/cells_vector.py"}
-#: where the kind is decided or declared: the engine, the config, the registry (which lists the ids of each kind)
-KIND_HOMES = ("msenv/engine/", "msenv/config/", "msenv/__init__.py")
+#: where the kind is decided or declared: the engine, the config, the registry (which lists the ids of each
+#: kind), and the trace data layer (which files a config's traces read)
+KIND_HOMES = ("msenv/engine/", "msenv/config/", "msenv/__init__.py", "msenv/traces/")
 
 
 def _kind_reads(tree: ast.AST) -> list[tuple[int, str]]:

@@ -56,6 +56,13 @@ class SB3VecEnv(VecEnv):
         self._next_seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
         return self._next_seeds
 
+    def seed_next_reset(self, seeds: list[int | None]) -> None:
+        """Seed the next reset's environment i with ``seeds[i]`` (one seed per environment, where
+        :meth:`seed` gives ``seed + i``)."""
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={self.num_envs}")
+        self._next_seeds = list(seeds)
+
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs, -1)
 

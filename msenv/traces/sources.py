@@ -225,7 +225,7 @@ def trace_files(cfg, missing_ok: bool = False) -> list[dict]:
     under its path in the package, ``msenv/traces/data/…``), in the order of its source; [] for no
     trace or a preset. ``missing_ok``: leave out a file that cannot be read here (else the
     reader's ``ValueError``). Reads each file's bytes (to hash them), never parses them."""
-    base = getattr(cfg, "base", cfg)  # a cell generator's config reads its base's source
+    base = cfg.base  # a cell generator's config reads its base's source
     if base.traces.trace_source is None:
         return []
     out = []
