@@ -119,12 +119,12 @@ def _edit(doc, how):
 
 
 @pytest.mark.parametrize("how, words", [
-    (lambda d: d.__setitem__("suite", "paper-v1"), "suite must be an object"),
-    (lambda d: d.__setitem__("methods", ["computation-only"]), "no 'methods' object"),
+    (lambda d: d.__setitem__("suite", "paper-v1"), "$.suite='paper-v1' is invalid; allowed: an object"),
+    (lambda d: d.__setitem__("methods", ["computation-only"]), "$.methods=['computation-only'] is invalid"),
     (lambda d: d["episodes"][0].__setitem__("run", 10**9), "run=1000000000 is invalid"),
     (lambda d: d.__setitem__("wall_s", "fast"), "wall_s='fast' is invalid"),
-    (lambda d: d.pop("machine"), "machine must be an object"),
-    (lambda d: d.__setitem__("command", 5), "command must be the string"),
+    (lambda d: d.pop("machine"), "$.machine is missing; required: an object with the platform"),
+    (lambda d: d.__setitem__("command", 5), "$.command=5 is invalid; allowed: the string of the run's command"),
     (lambda d: d["methods"].__setitem__("<td>x", d["methods"].pop("computation-only")), "label '<td>x' is invalid"),
     (lambda d: d["episodes"][0].__setitem__("decision_ms", d["episodes"][0]["decision_ms"] * 2),
      "real-time throughput does not follow"),
@@ -263,7 +263,8 @@ def test_check_refuses_a_training_record_the_page_cannot_print(tiny):
     doc["methods"]["computation-only"]["kind"] = "agent"
     doc["methods"]["computation-only"]["agents"] = [{"path": "x", "files": {}, "training": {"timesteps": "many"}}]
     problems = benchmark.result_problems(doc)
-    assert any("training must be null or hold integer timesteps" in p for p in problems), problems
+    assert problems == ["$.methods['computation-only'].agents[0].training.timesteps='many' is invalid; allowed: an "
+                        "integer ≥ 0: the training's timesteps"], problems
 
 
 class _ReadOnly:
@@ -406,8 +407,9 @@ def test_check_of_an_episode_of_an_unknown_method_names_the_method_and_the_file(
     assert code == 1 and err == [(f"python -m evaluation.benchmark: error: {path}: episode 1: method='ghost' is not "
                                   f"one of the file's methods; allowed: {', '.join(doc['methods'])}")]
     doc["episodes"][1] = ["not", "an", "episode"]
-    assert benchmark.result_problems(doc) == [("episode 1: \"['not', 'an', 'episode']\" is not an object (an episode's "
-                                               "statistics)")]
+    assert benchmark.result_problems(doc) == [("$.episodes[1]=['not', 'an', 'episode'] is invalid; allowed: an object: "
+                                               "an episode's statistics (its method, run, cell, episode, seed and what "
+                                               "it measured)")]
 
 
 def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(tmp_path, tiny):
@@ -418,7 +420,8 @@ def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(t
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
     assert "reproduce: `python -m evaluation.benchmark --suite paper-v1 --controllers computation-only`" in page
     doc["command"] = "python -m elsewhere --suite paper-v1"
-    assert any("command must be the string of the run's command" in p for p in benchmark.result_problems(doc))
+    assert any(p.startswith("$.command='python -m elsewhere --suite paper-v1' is invalid; allowed: the string of the "
+                            "run's command") for p in benchmark.result_problems(doc))
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")),
