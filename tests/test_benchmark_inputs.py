@@ -263,8 +263,8 @@ def test_check_refuses_a_training_record_the_page_cannot_print(tiny):
     doc["methods"]["computation-only"]["kind"] = "agent"
     doc["methods"]["computation-only"]["agents"] = [{"path": "x", "files": {}, "training": {"timesteps": "many"}}]
     problems = benchmark.result_problems(doc)
-    assert problems == ["$.methods['computation-only'].agents[0].training.timesteps='many' is invalid; allowed: an "
-                        "integer ≥ 0: the training's timesteps"], problems
+    assert problems == [("$.methods['computation-only'].agents[0].training.timesteps='many' is invalid; allowed: an "
+                        "integer ≥ 0: the training's timesteps")], problems
 
 
 class _ReadOnly:
