@@ -258,18 +258,48 @@ def test_msenvs_readings_of_integers_numbers_and_patterns_are_stricter_than_plai
             assert schema.schema_problems(doc)
 
 
-def test_the_documented_command_line_validates_a_file(tmp_path):
-    """``python -m jsonschema -i FILE SCHEMA`` (the leaderboard page's command for another tool): a
-    committed file passes, an edited one fails naming its value."""
+def _explanations() -> str:
+    """The leaderboard page's text after its tables (docs/_ext/msenv_leaderboard.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("leaderboard_page", ROOT / "docs" / "_ext" / "msenv_leaderboard.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.EXPLANATIONS
+
+
+def test_the_pages_python_lines_validate_a_committed_file_and_refuse_an_edited_one(tmp_path, monkeypatch):
+    """The ``pycon`` block of the leaderboard page, run as doctest in a folder holding the schema
+    and a result file: silent on a committed file, a ValidationError on an edited one."""
+    import doctest
+
+    block = re.search(r"```pycon\n(.*?)```", _explanations(), flags=re.S).group(1)
+    (tmp_path / "result.schema.json").write_text(SCHEMA.read_text())
+    monkeypatch.chdir(tmp_path)
+    for doc, fails in ((_doc(), 0), ({**_doc(), "wall_s": "fast"}, 1)):
+        (tmp_path / "paper-v1.json").write_text(json.dumps(doc))
+        test = doctest.DocTestParser().get_doctest(block, {}, "leaderboard", None, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        runner.run(test, out=lambda text: None)
+        assert runner.summarize(verbose=False).failed == fails
+
+
+def test_the_pages_command_line_validates_a_file(tmp_path):
+    """The page's ``jsonschema -i FILE SCHEMA`` (jsonschema's own command line, beside this Python):
+    a committed file passes, an edited one fails naming its value."""
+    line = re.search(r"```bash\n(jsonschema .*?)\n```", _explanations(), flags=re.S).group(1)
+    assert line == "jsonschema -i paper-v1.json result.schema.json"
+    script = Path(sys.executable).parent / "jsonschema"
+    if not script.exists():
+        pytest.skip(f"no jsonschema command beside {sys.executable}")
+
     def run(path):
-        return subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-m", "jsonschema", "-i", str(path),
-                               str(SCHEMA)], capture_output=True, text=True, timeout=120)
+        return subprocess.run([str(script), "-i", str(path), str(SCHEMA)], capture_output=True, text=True,
+                              timeout=120, env={"PYTHONWARNINGS": "ignore::DeprecationWarning", "PATH": ""})
 
     r = run(SMALL)
     assert r.returncode == 0, r.stderr
-    bad = _doc()
-    bad["wall_s"] = "fast"
-    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    (tmp_path / "bad.json").write_text(json.dumps({**_doc(), "wall_s": "fast"}))
     r = run(tmp_path / "bad.json")
     assert r.returncode != 0 and "'fast'" in r.stdout + r.stderr
 
