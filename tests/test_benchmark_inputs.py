@@ -38,6 +38,7 @@ def _cli(*args, timeout=120):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--controllers", "fixed-4", "fixed-4"], "--controllers fixed-4 is given twice"),
     (["--agent", f"greedy-saa={AGENT}", "--controllers", "fixed-4"], "label 'greedy-saa' is a controller's name"),
@@ -87,6 +88,7 @@ def test_the_output_folder_is_checked_before_the_run(tmp_path, monkeypatch):
     assert "MiB free" in report.output_dir_problem(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(tmp_path, tiny, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
     benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(tmp_path),
@@ -138,6 +140,7 @@ def test_check_refuses_a_malformed_or_edited_result_in_one_line(tiny, how, words
     assert all("\n" not in p for p in problems)
 
 
+@pytest.mark.slow
 def test_check_of_a_deeply_nested_file_is_one_line(tmp_path):
     f = tmp_path / "deep.json"
     f.write_text("[" * 100_000 + "]" * 100_000)
@@ -215,6 +218,7 @@ def _start_long_run(tmp_path):
     return p, kids
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
 @pytest.mark.parametrize("sig, to_group, code", [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130),
                                                  (signal.SIGTERM, True, 143)])
@@ -232,6 +236,7 @@ def test_a_stop_signal_is_one_line_and_ends_every_worker(tmp_path, sig, to_group
     assert not list(tmp_path.glob("*.json"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
 def test_a_killed_worker_is_one_line_naming_the_episode(tmp_path):
     p, kids = _start_long_run(tmp_path)
@@ -296,6 +301,7 @@ class _ReadOnly:
             self.path.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_path, tiny, monkeypatch, capsys):
     """A folder read-only before the run is refused before any work, in one line; one that turns
     read-only during the run gets the summary printed, one line, exit 74, and the earlier result

@@ -135,6 +135,7 @@ def test_a_bad_value_is_one_line_naming_the_option_and_what_is_allowed(argv, wor
     assert words in _refused(argv, capsys)
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_before_writing_anything(tmp_path):
     r = subprocess.run([sys.executable, "-m", "experiments", "table", "--quick", "--out", str(tmp_path / "out")],
                        cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -131,6 +131,7 @@ def _same_figure(new: Path, committed: Path) -> None:
     assert recorded_label_px(new) == recorded_label_px(committed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder,csv,figures", [
     ("figures", "fig11.csv", ["fig11.png"]),
     ("figures/cells-dynamic", "cells.csv", ["cells.png", "cells_decision_time.png"]),

@@ -247,12 +247,18 @@ def test_msenvs_readings_of_integers_numbers_and_patterns_are_stricter_than_plai
     """What msenv refuses that plain jsonschema (as Python's json module reads a file) accepts: an
     integer written 1.0, a NaN, a final newline past a pattern's $. Nothing the other way."""
     plain = jsonschema.Draft202012Validator(schema.result_schema())
-    for how in (_set("methods", M, "runs", 1.0), _set("wall_s", float("nan")), _set("date", "2026-01-02\n")):
+
+    def small():  # the schema compares no field with another: three episodes show every rule
         doc = _doc()
+        doc["episodes"] = doc["episodes"][:3]
+        return doc
+
+    for how in (_set("methods", M, "runs", 1.0), _set("wall_s", float("nan")), _set("date", "2026-01-02\n")):
+        doc = small()
         how(doc)
         assert plain.is_valid(doc) and schema.schema_problems(doc)
     for _, how, _ in CASES:
-        doc = _doc()
+        doc = small()
         how(doc)
         if not plain.is_valid(doc):
             assert schema.schema_problems(doc)
