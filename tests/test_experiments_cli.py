@@ -93,9 +93,9 @@ def test_each_subcommand_has_its_own_help_listing_its_options(name, capsys):
     assert not {w.strip("[]") for w in listed} & others, name
 
 
-def _refused(argv, capsys) -> str:
+def _refused(argv, capsys, run=main) -> str:
     with pytest.raises(SystemExit) as e:
-        main(argv)
+        run(argv)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "error:" in line]
     assert e.value.code == 2 and len(lines) == 1 and "Traceback" not in err, err
@@ -104,10 +104,11 @@ def _refused(argv, capsys) -> str:
 
 @pytest.mark.parametrize("name", list(OPTIONS))
 def test_an_option_of_other_subcommands_is_refused_naming_them(name, capsys):
+    ap = build_parser()
     for flag in sorted(set().union(*OPTIONS.values()) - OPTIONS[name]):
         users = [n for n, o in OPTIONS.items() if flag in o]
         value = [] if flag in ("--quick", "--extended") else ["1"]
-        line = _refused([name, flag, *value], capsys)
+        line = _refused([name, flag, *value], capsys, ap.parse_args)
         assert line == f"python -m experiments {name}: error: {flag} is not used by {name}; allowed with: " \
                        + ", ".join(users), line
 
