@@ -20,6 +20,7 @@ def _read(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,n_points", [("fig7", 3), ("fig8", 3), ("fig9", 16), ("fig10", 16), ("fig11", 8)])
 def test_quick_figures_write_csv_and_png(tmp_path, name, n_points):
     rows = run_figure(name, tmp_path, drops=2, rounds=2, workers=1, quick=True, progress=False)
