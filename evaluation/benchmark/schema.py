@@ -2,10 +2,10 @@
 module) and its validation, one line per problem naming the JSON path, the value and what the
 schema allows there (the ``description`` of the schema's node).
 
-msenv validates with two readings JSON itself makes and Python's ``json`` module does not: an
-``integer`` is a number written without a fraction (``1``, not ``1.0``) and a ``number`` is finite
-(``NaN`` and ``Infinity`` are no JSON numbers); and a pattern's final ``$`` is the string's end, as
-ECMA-262 reads it (Python's ``re`` lets it match before a final newline)."""
+msenv reads three things as JSON and JSON Schema mean them where Python's ``json`` and ``re`` would
+let more through: an ``integer`` is a number written without a fraction (``1``, not ``1.0``), a
+``number`` is finite (``NaN`` and ``Infinity`` are no JSON numbers), and a pattern's final ``$`` is
+the string's end, as ECMA-262 reads it (Python's ``re`` lets it match before a final newline)."""
 
 from __future__ import annotations
 
