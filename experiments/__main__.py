@@ -488,6 +488,7 @@ def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> ar
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse and check ``argv``, connect to Ray when ``--ray`` asks, and run the subcommand (0)."""
     ap = build_parser()
     args = parse_args(ap, argv)
     sub = ap.subcommands[args.command]
