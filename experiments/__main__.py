@@ -1,11 +1,14 @@
 """CLI: ``python -m experiments SUBCOMMAND [options]``: the paper's figures, the studies, the
-traces' experiments and the main job's seeds (the usage line lists every SUBCOMMAND)."""
+traces' experiments and the main job's seeds, one subcommand each; ``python -m experiments
+SUBCOMMAND --help`` lists the options it reads, with its defaults."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from evaluation.parallel import connect_or_exit
 
@@ -17,194 +20,126 @@ from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
 TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
+#: the most drops (episodes) per point and worker processes a run may ask for
+MAX_DROPS, MAX_WORKERS = 100_000, 256
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m experiments``."""
-    ap = argparse.ArgumentParser(prog="python -m experiments", description=__doc__)
-    ap.add_argument("figure", choices=[*FIGURES, "all", "gap", "sensitivity", "dynamics", "table", "hetero", "cells",
-                                       "budget", "paired", "replot", "traces-tune", "traces-headroom",
-                                       "traces-sensitivity", "traces-presets", "traces-training",
-                                       "main-job-seeds"],
-                    help="which experiment ('all' = fig7..fig11; 'sensitivity' = paper claims under each [R] reading; "
-                         "'table' = the baselines table of --env-id; 'hetero' = why the greedy falls short on "
-                         "heterogeneous devices in a weak cell; 'cells' = the generalist agent against every rival, "
-                         "K from 5 to 400; 'budget' = the best budget action against the best model-based action; "
-                         "'paired' = each agent against each rival, episode by episode, from a cells run's --out "
-                         "folder; 'replot' = redraw the figures of an --out folder from the CSVs a run wrote there, "
-                         "playing nothing; "
-                         "'traces-tune' = every adaptive rule's tunables chosen on each trace preset's validation "
-                         "requests (writes baselines/tuned.py); 'traces-headroom' = every rule, the best fixed "
-                         "draft length and the clairvoyant reference on each preset's validation requests; "
-                         "'traces-sensitivity' = the same headroom as the drafting cost and the DL budget change; "
-                         "'traces-presets' = each fitted preset's bank beside the published figures; "
-                         "'traces-training' = the trace agents of the ablation (the budget policy at H = 1, 4, 16, the "
-                         "per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), trained under "
-                         "--runs (unless there) and scored on validation "
-                         "requests (rows already in the CSV kept); 'main-job-seeds' = python train.py's "
-                         "defaults on training seeds 0–4, each against the best rule: --out/main_job_seeds.csv)")
-    ap.add_argument("--runs", default="runs/traces", metavar="DIR",
-                    help="traces-training: the folder of the trained agents (default %(default)s)")
-    ap.add_argument("--env-id", default="msenv/MultiSpin-v0", help="table: the registered id (default %(default)s)")
-    ap.add_argument("--drops", type=int, default=None,
-                    help="independent drops per point (default 50; sensitivity: 14; dynamics: 20; table: episodes, 50)")
-    ap.add_argument("--rounds", type=int, default=None, help="rounds per drop (default 10; dynamics, table: 30)")
-    ap.add_argument("--seed", type=int, default=None, help="first drop seed (default 0; table: 20000)")
-    ap.add_argument("--out", default="results", help="output directory (default results/)")
-    ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
-    ap.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                    help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
-                         "(e.g. ray://head:10001); same results as a local run")
-    ap.add_argument("--quick", action="store_true", help="small sweep for tests")
-    ap.add_argument("--agent", nargs="*", default=[], metavar="DIR",
-                    help="fig11 / dynamics / hetero / cells: a trained agent's directory (adds a PPO row); table: any "
-                         "number; cells: any number of LABEL=DIR (a plain DIR is the 'generalist')")
-    ap.add_argument("--mlp-agent", default=None, metavar="DIR",
-                    help="cells: a per-K MLP agent of the paper cell at K = 20 (train.py's "
-                         "runs/ppo-MultiSpin-v0/agent)")
-    ap.add_argument("--ks", type=int, nargs="+", default=None, metavar="K",
-                    help="cells: only these numbers of devices (default 5 10 20 50 100 200 400)")
-    ap.add_argument("--kinds", nargs="+", default=None, metavar="TYPE",
-                    help="cells: only these cell types (default all: " + ", ".join(cells.CELL_TYPES) + ")")
-    ap.add_argument("--num-devices", type=int, default=3, help="gap: K (default 3)")
-    ap.add_argument("--gamma-max", type=int, default=20, help="gap: γ_max (default 20)")
-    ap.add_argument("--no-progress", action="store_true")
-    ap.add_argument("--readings", nargs="+", default=None, help="sensitivity: only these readings (default all)")
-    ap.add_argument("--extended", action="store_true",
-                    help="sensitivity: Fig 9 also at K = 20 and Fig 11 at all four ratios (≈ 1.6× the work)")
-    return ap
+class Bounded(argparse.Action):
+    """An integer option (each of its integers, with ``nargs``) from ``low`` to ``high`` (None: no
+    bound), refused otherwise in the parser's one line: ``--drops 0 is invalid; allowed: …``."""
+
+    def __init__(self, option_strings, dest, low: int = 0, high: int | None = None, **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.low, self.high = low, high
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        for v in values if isinstance(values, list) else [values]:
+            if v < self.low or (self.high is not None and v > self.high):
+                allowed = (f"an integer in {self.low} … {self.high:,}" if self.high is not None else
+                           f"{'integers' if isinstance(values, list) else 'an integer'} ≥ {self.low}")
+                parser.error(f"{self.option_strings[0]} {v} is invalid; allowed: {allowed}")
+        setattr(namespace, self.dest, values)
 
 
-#: the subcommands that play a trained agent (--agent); cells also takes --mlp-agent
-AGENT_USERS = ("fig11", "all", "dynamics", "hetero", "cells", "table", "budget")
+class ConfigField(argparse.Action):
+    """An option that sets the config field ``field``: refused, in the config's own words, where the
+    config refuses the value (``--rounds 1 is invalid (config field episode_length=1 …)``)."""
+
+    def __init__(self, option_strings, dest, field: str = "", **kwargs):
+        super().__init__(option_strings, dest, **kwargs)
+        self.field = field
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from msenv import resolve_config
+
+        try:
+            resolve_config("qwen2.5", **{self.field: value})
+        except ValueError as e:
+            parser.error(f"{self.option_strings[0]} {value} is invalid ({e})")
+        setattr(namespace, self.dest, value)
 
 
-def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse, with argparse's one-line error and before any work starts, a bad count or seed, a
-    configuration field out of the config's own range, an agent directory that holds no agent,
-    an agent that cannot act in the experiment's envs, or an option the subcommand does not use."""
-    from msenv import resolve_config
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its one-line help, the function that runs it, the options it reads beyond
+    ``--out`` and ``--no-progress`` (names of :func:`_option_adders`), the defaults and meanings of
+    its drops, rounds and first seed, and what it checks before any work starts (``check``, after
+    each option's own check and the seeds')."""
 
-    for name, top in (("drops", 100_000), ("workers", 256)):
-        if not 1 <= getattr(args, name) <= top:
-            ap.error(f"--{name} {getattr(args, name)} is invalid; allowed: an integer in 1 … {top:,}")
-    if args.seed < 0:
-        ap.error(f"--seed {args.seed} is invalid; allowed: an integer ≥ 0")
-    from evaluation.suites import seed_refusal
+    help: str
+    run: Callable[[argparse.ArgumentParser, argparse.Namespace], object]
+    options: tuple[str, ...] = ()
+    drops: tuple[int, str] = (50, "independent drops per point")
+    rounds: tuple[int, str] = (10, "rounds per drop")
+    seed: tuple[int, str] = (0, "first drop seed")
+    check: Callable[[argparse.ArgumentParser, argparse.Namespace], None] | None = None
+
+
+#: what adds an option to a subcommand's parser: called with the parser's ``add_argument`` and the command
+Adder = Callable[[Callable[..., argparse.Action], Command], object]
+
+
+def _option_adders() -> dict[str, Adder]:
+    """Each option a subcommand may read → how it is added to the subcommand's parser."""
+    def add(*flags, **kw):
+        return lambda p, c: p(*flags, **kw)
+
+    return {
+        "drops": lambda p, c: p("--drops", type=int, default=c.drops[0], action=Bounded, low=1, high=MAX_DROPS,
+                                help=f"{c.drops[1]} (default %(default)s)"),
+        "rounds": lambda p, c: p("--rounds", type=int, default=c.rounds[0], action=ConfigField,
+                                 field="episode_length", help=f"{c.rounds[1]} (default %(default)s)"),
+        "seed": lambda p, c: p("--seed", type=int, default=c.seed[0], action=Bounded, low=0,
+                               help=f"{c.seed[1]} (default %(default)s)"),
+        "workers": add("--workers", type=int, default=2, action=Bounded, low=1, high=MAX_WORKERS,
+                       help="processes (default %(default)s)"),
+        "ray": add("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="run the drops as Ray tasks: a local Ray instance, or the cluster at ADDRESS "
+                        "(e.g. ray://head:10001); same results as a local run"),
+        "quick": add("--quick", action="store_true", help="small sweep for tests"),
+        "agent": add("--agent", default=None, metavar="DIR",
+                     help="a trained agent's directory (adds its row; default: none)"),
+        "agents": add("--agent", nargs="*", default=[], metavar="DIR", help="trained agents' directories (any number)"),
+        "env-id": add("--env-id", default="msenv/MultiSpin-v0", help="the registered id (default %(default)s)"),
+        "runs": add("--runs", default="runs/traces", metavar="DIR",
+                    help="the folder of the trained agents (default %(default)s)"),
+        "num-devices": add("--num-devices", type=int, default=3, action=ConfigField, field="num_devices",
+                           help="K (default %(default)s)"),
+        "gamma-max": add("--gamma-max", type=int, default=20, action=ConfigField, field="gamma_max",
+                         help="γ_max (default %(default)s)"),
+        "readings": add("--readings", nargs="+", default=None, help="only these readings (default all)"),
+        "extended": add("--extended", action="store_true",
+                        help="Fig 9 also at K = 20 and Fig 11 at all four ratios (≈ 1.6× the work)"),
+    }
+
+
+def _cells_options(p: Callable[..., argparse.Action], c: Command) -> None:
+    """The cells sweep's own options: its agents, the MLP agent, the sizes and the cell types."""
+    p("--agent", nargs="*", default=[], metavar="[LABEL=]DIR",
+      help="agents to compare, any number of LABEL=DIR (a plain DIR is the 'generalist'; default: the committed "
+           f"generalist, {cells.DEFAULT_AGENT})")
+    p("--mlp-agent", default=None, metavar="DIR",
+      help="a per-K MLP agent of the paper cell at K = 20 (train.py's runs/ppo-MultiSpin-v0/agent)")
+    p("--ks", type=int, nargs="+", default=None, metavar="K", action=Bounded, low=1,
+      help="only these numbers of devices (default " + " ".join(map(str, cells.KS)) + ")")
+    p("--kinds", nargs="+", default=None, metavar="TYPE", choices=cells.CELL_TYPES,
+      help="only these cell types (default all: " + ", ".join(cells.CELL_TYPES) + ")")
+
+
+# ---------------------------------------------------------------------- checks before any work
+def _check_seeds(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The drops' seeds: a traces experiment's in the validation block (choices are made on
+    validation requests and seeds), any other's outside every reserved block."""
+    from evaluation.suites import VALIDATION_SEEDS, seed_refusal
 
     seeds = range(args.seed, args.seed + args.drops)
-    if args.figure in TRACE_COMMANDS:  # choices are made on validation seeds, never test ones
-        from evaluation.suites import VALIDATION_SEEDS
-
+    if args.command in TRACE_COMMANDS:
         if seeds.start not in VALIDATION_SEEDS or seeds.stop - 1 not in VALIDATION_SEEDS:
-            ap.error(f"--seed {args.seed} is invalid for {args.figure}: its {args.drops} episodes must draw seeds of "
+            ap.error(f"--seed {args.seed} is invalid for {args.command}: its {args.drops} episodes must draw seeds of "
                      f"the validation block [{VALIDATION_SEEDS.start}, {VALIDATION_SEEDS.stop}) (choices are made on "
                      "validation requests and seeds)")
-    else:
-        refusal = seed_refusal("--seed", args.seed, seeds)
-        if refusal:
-            ap.error(refusal)
-    if args.figure != "gap":  # --rounds is each drop's episode_length: the config's range
-        try:
-            resolve_config("qwen2.5", episode_length=args.rounds)
-        except ValueError as e:
-            ap.error(f"--rounds {args.rounds} is invalid ({e})")
-    else:
-        try:
-            resolve_config("qwen2.5", num_devices=args.num_devices)
-        except ValueError as e:
-            ap.error(f"--num-devices {args.num_devices} is invalid ({e})")
-        try:
-            resolve_config("qwen2.5", gamma_max=args.gamma_max)
-        except ValueError as e:
-            ap.error(f"--gamma-max {args.gamma_max} is invalid ({e})")
-    if args.agent and args.figure not in AGENT_USERS:
-        ap.error(f"--agent is not used by {args.figure}; allowed with: {', '.join(AGENT_USERS)}")
-    if len(args.agent) > 1 and args.figure not in ("table", "cells"):
-        ap.error(f"--agent takes one directory for {args.figure} (several only for table and cells)")
-    if args.figure != "cells":
-        for name in ("ks", "kinds"):
-            if getattr(args, name) is not None:
-                ap.error(f"--{name} is not used by {args.figure}; allowed with: cells")
-    if args.mlp_agent is not None and args.figure != "cells":
-        ap.error(f"--mlp-agent is not used by {args.figure}; allowed with: cells")
-    if args.figure == "table":
-        from msenv import env_config
-
-        try:
-            configs = [env_config(args.env_id, episode_length=args.rounds)]
-        except ValueError as e:
-            ap.error(str(e))
-        for path in args.agent:
-            _check_agent(ap, "--agent", path, configs)
-    elif args.figure == "cells":
-        for k in args.ks or ():
-            if k < 1:
-                ap.error(f"--ks {k} is invalid; allowed: integers ≥ 1")
-        for kind in args.kinds or ():
-            if kind not in cells.CELL_TYPES:
-                ap.error(f"--kinds {kind!r} is not a cell type; allowed: {', '.join(cells.CELL_TYPES)}")
-        try:
-            table = cells_agents(args.agent)
-        except ValueError as e:
-            ap.error(f"--agent: {e}")
-        points = []
-        for k in args.ks or cells.KS:
-            for kind in args.kinds or cells.CELL_TYPES:
-                try:
-                    points.append(cells.cell_config(kind, k, args.rounds))
-                except ValueError as e:
-                    ap.error(f"--ks {k} is invalid ({e})")
-        for path in table.values():  # each agent plays where it can act: somewhere, or it is refused
-            _check_agent(ap, "--agent", path, points, any_of=True)
-        if args.mlp_agent is not None:
-            # run_point plays it on the paper cell's single-cell env at K = 20
-            _check_agent(ap, "--mlp-agent", args.mlp_agent,
-                         [cells.cell_config("paper", 20, args.rounds).base.replace(num_devices=20)])
-    elif args.agent:
-        _check_agent(ap, "--agent", args.agent[0], _agent_configs(ap, args))
-
-
-def cells_agents(specs: list[str]) -> dict[str, str]:
-    """The agents of the cells sweep: ``[LABEL=]DIR`` entries (an unlabelled one is the
-    ``generalist``); none: the committed generalist."""
-    if not specs:
-        return {"generalist": cells.DEFAULT_AGENT}
-    out: dict[str, str] = {}
-    for spec in specs:
-        label, sep, path = spec.partition("=")
-        label, path = (label, path) if sep else ("generalist", spec)
-        if not label or not path or label in out:
-            raise ValueError(f"{spec!r}: give LABEL=DIR with a label of its own (one entry may be a plain DIR)")
-        out[label] = path
-    return out
-
-
-def _agent_configs(ap: argparse.ArgumentParser, args: argparse.Namespace) -> list:
-    """The configs of the envs the agent of fig11 / all, dynamics or hetero plays in."""
-    agent = args.agent[0]
-    if args.figure == "hetero":
-        from msenv import ENV_IDS, resolve_config
-
-        return [resolve_config(ENV_IDS[hetero.HETERO], episode_length=args.rounds)]
-    if args.figure == "dynamics":
-        from .dynamics import agent_devices, build_jobs
-
-        _check_agent(ap, "--agent", agent, [])  # a directory with an agent, before its K is read
-        jobs = [j for j in build_jobs(1, args.seed, args.rounds, args.quick, agent) if j.agent]
-        if not jobs:
-            k = agent_devices(agent)
-            ks = sorted({j.config.num_devices for j in build_jobs(1, 0, 2, args.quick)})
-            ap.error(f"--agent {agent}: the dynamics sweep plays an agent at the points of its K, and "
-                     + (f"no point has K = {k}" if k else "a cell generator's agent has no K")
-                     + f"; allowed: an agent trained at K in {', '.join(map(str, ks))}")
-        return [j.config for j in jobs]
-    if args.figure == "budget":
-        return [cells.cell_config(kind, k, 2) for kind in budget.KINDS for k in budget.KS]
-    from .figures import FIGURES, QUICK, fig11_jobs
-
-    params = {**FIGURES["fig11"][1], **(QUICK["fig11"] if args.quick else {})}  # as run_figure builds them
-    return [j.config for j in fig11_jobs(drops=1, seed=args.seed, rounds=args.rounds, agent=agent, **params) if j.agent]
+    elif (refusal := seed_refusal("--seed", args.seed, seeds)) is not None:
+        ap.error(refusal)
 
 
 def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: list, any_of: bool = False) -> None:
@@ -230,148 +165,339 @@ def _check_agent(ap: argparse.ArgumentParser, flag: str, path: str, configs: lis
         ap.error(str(e) if str(e).startswith(flag) else f"{flag} {e}")
 
 
-#: options a subcommand does not read (refused when given, rather than ignored)
-UNUSED = {"paired": ("drops", "rounds", "seed"), "replot": ("drops", "rounds", "seed"), "budget": ("rounds",),
-          "main-job-seeds": ("drops", "rounds", "seed")}
+def _fig11_agent(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """fig11 / all: the agent acts in every env of Fig. 11 that plays it."""
+    from .figures import QUICK, fig11_jobs
+
+    if args.agent is None:
+        return
+    params = {**FIGURES["fig11"][1], **(QUICK["fig11"] if args.quick else {})}  # as run_figure builds them
+    jobs = fig11_jobs(drops=1, seed=args.seed, rounds=args.rounds, agent=args.agent, **params)
+    _check_agent(ap, "--agent", args.agent, [j.config for j in jobs if j.agent])
 
 
-def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
-    """``argv`` parsed, each option a subcommand leaves out given the subcommand's default, and checked
-    (:func:`check_args`)."""
-    args = ap.parse_args(argv)
-    for name in UNUSED.get(args.figure, ()):
-        if getattr(args, name) is not None:
-            ap.error(f"--{name} is not used by {args.figure}")
-    if args.drops is None:  # sensitivity: 14 keeps the documented full run within 15 min on 2 cores
-        args.drops = {"sensitivity": 14, "dynamics": 20, "hetero": hetero.EPISODES, "table": tables.EPISODES,
-                      "cells": cells.EPISODES, "budget": budget.EPISODES, "traces-tune": TRACES_EPISODES,
-                      "traces-headroom": TRACES_EPISODES, "traces-sensitivity": 4, "traces-presets": 1,
-                      "traces-training": TRACES_EPISODES}.get(
-            args.figure, 50)
-    if args.rounds is None:
-        args.rounds = {"dynamics": 30, "table": tables.ROUNDS, "hetero": hetero.ROUNDS, "cells": cells.ROUNDS,
-                       "traces-tune": TRACES_ROUNDS, "traces-headroom": TRACES_ROUNDS,
-                       "traces-sensitivity": TRACES_ROUNDS, "traces-training": TRACES_ROUNDS}.get(
-            args.figure, 10)
-    if args.seed is None:
-        args.seed = {"table": tables.SEED, "hetero": hetero.SEED, "cells": cells.SEED, "budget": budget.SEED,
-                     **TRACES_SEEDS}.get(
-            args.figure, 0)
-    check_args(ap, args)
-    return args
+def _dynamics_agent(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """dynamics: the agent plays the points of its K; one of them has it."""
+    from .dynamics import agent_devices, build_jobs
+
+    if args.agent is None:
+        return
+    _check_agent(ap, "--agent", args.agent, [])  # a directory with an agent, before its K is read
+    jobs = [j for j in build_jobs(1, args.seed, args.rounds, args.quick, args.agent) if j.agent]
+    if not jobs:
+        k = agent_devices(args.agent)
+        ks = sorted({j.config.num_devices for j in build_jobs(1, 0, 2, args.quick)})
+        ap.error(f"--agent {args.agent}: the dynamics sweep plays an agent at the points of its K, and "
+                 + (f"no point has K = {k}" if k else "a cell generator's agent has no K")
+                 + f"; allowed: an agent trained at K in {', '.join(map(str, ks))}")
+    _check_agent(ap, "--agent", args.agent, [j.config for j in jobs])
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = build_parser()
-    args = parse_args(ap, argv)
-    connect_or_exit(ap, args.ray)
-    from evaluation.parallel import run_stoppable
+def _hetero_agent(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    from msenv import ENV_IDS, resolve_config
 
-    return run_stoppable(ap, lambda: _run(ap, args), "every worker ended; the files already written stay as they are")
+    if args.agent is not None:
+        _check_agent(ap, "--agent", args.agent, [resolve_config(ENV_IDS[hetero.HETERO], episode_length=args.rounds)])
 
 
-def _run(ap: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """The subcommand ``args.figure``, its arguments checked."""
-    agent = args.agent[0] if args.agent else None
-    if args.figure == "table":
-        from .tables import run_table
+def _budget_agent(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.agent is not None:
+        _check_agent(ap, "--agent", args.agent, [cells.cell_config(kind, k, 2) for kind in budget.KINDS
+                                                 for k in budget.KS])
 
-        try:
-            run_table(args.env_id, args.out, args.agent, args.drops, args.rounds, args.seed,
-                      args.workers, progress=not args.no_progress, ray_address=args.ray)
-        except ValueError as e:
-            ap.error(str(e))
-        return 0
-    if args.figure == "cells":
-        try:
-            cells.run_cells(args.out, args.drops, args.rounds, args.seed, args.workers, cells_agents(args.agent),
-                            args.mlp_agent, args.quick, progress=not args.no_progress, ray_address=args.ray,
-                            ks=tuple(args.ks) if args.ks else None, kinds=tuple(args.kinds) if args.kinds else None)
-        except ValueError as e:
-            ap.error(str(e))
-        return 0
-    if args.figure == "paired":
-        try:
-            cells.write_paired(args.out)
-        except FileNotFoundError as e:
-            ap.error(f"--out {args.out}: no cells run there ({e.filename})")
-        except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
-            ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
-        return 0
-    if args.figure == "main-job-seeds":
-        from .main_job import run_seeds
 
-        run_seeds(args.out, args.workers, args.quick)
-        return 0
-    if args.figure == "replot":
-        from .replot import replot
+def _table_agents(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    from msenv import env_config
 
-        try:
-            written = replot(args.out)
-        except FileNotFoundError as e:
-            ap.error(f"--out {args.out}: {e}")
-        print("wrote " + ", ".join(map(str, written)))
-        return 0
-    if args.figure in TRACE_COMMANDS:
-        from . import traces
+    try:
+        configs = [env_config(args.env_id, episode_length=args.rounds)]
+    except ValueError as e:
+        ap.error(str(e))
+    for path in args.agent:
+        _check_agent(ap, "--agent", path, configs)
 
-        kw = dict(episodes=args.drops, rounds=args.rounds, seed=args.seed, workers=args.workers,
-                  progress=not args.no_progress)
-        if args.figure == "traces-tune":
+
+def cells_agents(specs: list[str]) -> dict[str, str]:
+    """The agents of the cells sweep: ``[LABEL=]DIR`` entries (an unlabelled one is the
+    ``generalist``); none: the committed generalist."""
+    if not specs:
+        return {"generalist": cells.DEFAULT_AGENT}
+    out: dict[str, str] = {}
+    for spec in specs:
+        label, sep, path = spec.partition("=")
+        label, path = (label, path) if sep else ("generalist", spec)
+        if not label or not path or label in out:
+            raise ValueError(f"{spec!r}: give LABEL=DIR with a label of its own (one entry may be a plain DIR)")
+        out[label] = path
+    return out
+
+
+def _cells_check(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """cells: every point a valid cell, each agent able to act in one of them at least, the MLP
+    agent in the paper cell at K = 20 (where the sweep plays it)."""
+    try:
+        table = cells_agents(args.agent)
+    except ValueError as e:
+        ap.error(f"--agent: {e}")
+    points = []
+    for k in args.ks or cells.KS:
+        for kind in args.kinds or cells.CELL_TYPES:
+            try:
+                points.append(cells.cell_config(kind, k, args.rounds))
+            except ValueError as e:
+                ap.error(f"--ks {k} is invalid ({e})")
+    for path in table.values():
+        _check_agent(ap, "--agent", path, points, any_of=True)
+    if args.mlp_agent is not None:
+        _check_agent(ap, "--mlp-agent", args.mlp_agent,
+                     [cells.cell_config("paper", 20, args.rounds).base.replace(num_devices=20)])
+
+
+# ---------------------------------------------------------------------- what each subcommand runs
+def _progress(args: argparse.Namespace) -> dict:
+    return {"progress": not args.no_progress}
+
+
+def _figures(ap: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    names = list(FIGURES) if args.command == "all" else [args.command]
+    for name in names:
+        t0 = time.perf_counter()
+        extra = {"agent": args.agent} if name == "fig11" and getattr(args, "agent", None) else {}
+        rows = run_figure(name, args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
+                          ray_address=args.ray, **_progress(args), **extra)
+        print(f"{name}: {len(rows)} points → {args.out}/{name}.csv, {args.out}/{name}.png "
+              f"({time.perf_counter() - t0:.0f} s)")
+
+
+def _gap(ap, args):
+    from .gap import run_gap
+
+    run_gap(args.out, args.drops, args.seed, args.num_devices, args.gamma_max, workers=args.workers,
+            ray_address=args.ray, **_progress(args))
+
+
+def _sensitivity(ap, args):
+    from .sensitivity import run_sensitivity
+
+    try:
+        run_sensitivity(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick, ray_address=args.ray,
+                        only=args.readings, extended=args.extended, **_progress(args))
+    except ValueError as e:
+        ap.error(str(e))
+
+
+def _dynamics(ap, args):
+    from .dynamics import run_dynamics
+
+    run_dynamics(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick, ray_address=args.ray,
+                 agent=args.agent, **_progress(args))
+
+
+def _table(ap, args):
+    try:
+        tables.run_table(args.env_id, args.out, args.agent, args.drops, args.rounds, args.seed, args.workers,
+                         ray_address=args.ray, **_progress(args))
+    except ValueError as e:
+        ap.error(str(e))
+
+
+def _hetero(ap, args):
+    hetero.run_hetero(args.out, args.drops, args.rounds, args.seed, args.workers, args.agent, args.quick,
+                      ray_address=args.ray, **_progress(args))
+
+
+def _cells(ap, args):
+    try:
+        cells.run_cells(args.out, args.drops, args.rounds, args.seed, args.workers, cells_agents(args.agent),
+                        args.mlp_agent, args.quick, ray_address=args.ray, ks=tuple(args.ks) if args.ks else None,
+                        kinds=tuple(args.kinds) if args.kinds else None, **_progress(args))
+    except ValueError as e:
+        ap.error(str(e))
+
+
+def _budget(ap, args):
+    agent = args.agent or cells.DEFAULT_AGENT
+    budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, agent=agent, **_progress(args))
+
+
+def _paired(ap, args):
+    try:
+        cells.write_paired(args.out)
+    except FileNotFoundError as e:
+        ap.error(f"--out {args.out}: no cells run there ({e.filename})")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # JSONDecodeError is a ValueError
+        ap.error(f"--out {args.out}: cells.json is not the result of a cells run ({type(e).__name__}: {e})")
+
+
+def _replot(ap, args):
+    from .replot import replot
+
+    try:
+        written = replot(args.out)
+    except FileNotFoundError as e:
+        ap.error(f"--out {args.out}: {e}")
+    print("wrote " + ", ".join(map(str, written)))
+
+
+def _traces(ap, args):
+    from . import traces
+
+    if args.command == "traces-presets":
+        traces.presets_table(args.out)
+    else:
+        kw = dict(episodes=args.drops, rounds=args.rounds, seed=args.seed, workers=args.workers, **_progress(args))
+        if args.command == "traces-tune":
             traces.tune(args.out, **kw)
-        elif args.figure == "traces-sensitivity":
+        elif args.command == "traces-sensitivity":
             traces.sensitivity(args.out, **kw)
-        elif args.figure == "traces-training":
+        elif args.command == "traces-training":
             traces.training(args.out, args.runs, **kw)
-        elif args.figure == "traces-presets":
-            traces.presets_table(args.out)
         else:
             from baselines.tuned import TRACE_TUNED
 
             traces.headroom(args.out, TRACE_TUNED, **kw)
-        print(f"{args.figure}: wrote {args.out}")
-        return 0
-    if args.figure == "budget":
-        budget.run_budget(args.out, args.drops, args.seed, args.workers, args.quick, progress=not args.no_progress,
-                          agent=agent or cells.DEFAULT_AGENT)
-        return 0
-    if args.figure == "hetero":
-        from .hetero import run_hetero
+    print(f"{args.command}: wrote {args.out}")
 
-        run_hetero(args.out, args.drops, args.rounds, args.seed, args.workers, agent, args.quick,
-                   progress=not args.no_progress, ray_address=args.ray)
-        return 0
-    if args.figure == "dynamics":
-        from .dynamics import run_dynamics
 
-        run_dynamics(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                     progress=not args.no_progress, ray_address=args.ray, agent=agent)
-        return 0
-    if args.figure == "sensitivity":
-        from .sensitivity import run_sensitivity
+def _main_job_seeds(ap, args):
+    from .main_job import run_seeds
 
-        try:
-            run_sensitivity(args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                            progress=not args.no_progress, ray_address=args.ray, only=args.readings,
-                            extended=args.extended)
-        except ValueError as e:
-            ap.error(str(e))
-        return 0
-    if args.figure == "gap":
-        from .gap import run_gap
+    run_seeds(args.out, args.workers, args.quick)
 
-        run_gap(args.out, args.drops, args.seed, args.num_devices, args.gamma_max, workers=args.workers,
-                progress=not args.no_progress, ray_address=args.ray)
-        return 0
-    names = list(FIGURES) if args.figure == "all" else [args.figure]
-    for name in names:
-        t0 = time.perf_counter()
-        extra = {"agent": agent} if (name == "fig11" and agent) else {}
-        rows = run_figure(name, args.out, args.drops, args.seed, args.rounds, args.workers, args.quick,
-                          progress=not args.no_progress, ray_address=args.ray, **extra)
-        print(f"{name}: {len(rows)} points → {args.out}/{name}.csv, {args.out}/{name}.png "
-              f"({time.perf_counter() - t0:.0f} s)")
-    return 0
+
+# ---------------------------------------------------------------------- the subcommands
+#: the options of a drops sweep (the paper's figures, the studies)
+SWEEP = ("drops", "rounds", "seed", "workers", "ray", "quick")
+#: the options of a traces experiment (validation seeds, no Ray)
+TRACE = ("drops", "rounds", "seed", "workers")
+EPISODES = "episodes per cell"
+
+
+def _trace(name: str, help: str, options: tuple[str, ...] = (), episodes: int = TRACES_EPISODES) -> Command:
+    """A traces experiment: validation seeds of its own (:data:`experiments.traces.SEEDS`), 8 × 100 rounds."""
+    return Command(help, _traces, options, drops=(episodes, EPISODES), rounds=(TRACES_ROUNDS, "rounds per episode"),
+                   seed=(TRACES_SEEDS[name], "first episode seed (in the validation block)"))
+
+
+FIGURE_HELP = {"fig7": "Fig. 7: the Qwen pair's throughput against P_dl", "fig8": "Fig. 8: the DeepSeek pair's "
+               "throughput against P_dl", "fig9": "Fig. 9: mode selection against K (Qwen pair)",
+               "fig10": "Fig. 10: mode selection against K (DeepSeek pair)",
+               "fig11": "Fig. 11: draft-length control (--agent adds a PPO row)"}
+COMMANDS: dict[str, Command] = {
+    **{name: Command(FIGURE_HELP[name], _figures, SWEEP + (("agent",) if name == "fig11" else ()),
+                     check=_fig11_agent if name == "fig11" else None) for name in FIGURES},
+    "all": Command("fig7 … fig11, one after the other (--agent: fig11's)", _figures, (*SWEEP, "agent"),
+                   check=_fig11_agent),
+    "gap": Command("the greedy's optimality gap against brute force on small instances", _gap,
+                   ("drops", "seed", "workers", "ray", "num-devices", "gamma-max")),
+    "sensitivity": Command("the paper's claims under each [R] reading (reduced Figs 7, 9 and 11)", _sensitivity,
+                           (*SWEEP, "readings", "extended"), drops=(14, "independent drops per point")),
+    "dynamics": Command("the controllers under model §11's dynamics (--agent adds a PPO row)", _dynamics,
+                        (*SWEEP, "agent"), drops=(20, "independent drops per point"), rounds=(30, "rounds per drop"),
+                        check=_dynamics_agent),
+    "table": Command("the baselines table of --env-id (and of any --agent)", _table,
+                     ("env-id", "drops", "rounds", "seed", "workers", "ray", "agents"),
+                     drops=(tables.EPISODES, "episodes"), rounds=(tables.ROUNDS, "rounds per episode"),
+                     seed=(tables.SEED, "first episode seed"), check=_table_agents),
+    "hetero": Command("why the greedy falls short on heterogeneous devices in a weak cell", _hetero,
+                      (*SWEEP, "agent"), drops=(hetero.EPISODES, "episodes"),
+                      rounds=(hetero.ROUNDS, "rounds per episode"), seed=(hetero.SEED, "first episode seed"),
+                      check=_hetero_agent),
+    "cells": Command("the generalist agent against every rival, K from 5 to 400", _cells, (*SWEEP, "cells"),
+                     drops=(cells.EPISODES, EPISODES), rounds=(cells.ROUNDS, "rounds per episode"),
+                     seed=(cells.SEED, "first episode seed"), check=_cells_check),
+    "budget": Command("the best budget action against the best model-based action", _budget,
+                      ("drops", "seed", "workers", "quick", "agent"), drops=(budget.EPISODES, EPISODES),
+                      seed=(budget.SEED, "first episode seed"), check=_budget_agent),
+    "paired": Command("each agent against each rival, episode by episode, from a cells run's --out folder",
+                      _paired),
+    "replot": Command("redraw the figures of an --out folder from the CSVs a run wrote there, playing nothing",
+                      _replot),
+    "traces-tune": _trace("traces-tune", "every adaptive rule's tunables chosen on each trace preset's "
+                          "validation requests (writes baselines/tuned.py)", TRACE),
+    "traces-headroom": _trace("traces-headroom", "every rule, the best fixed draft length and the clairvoyant "
+                              "reference on each preset's validation requests", TRACE),
+    "traces-sensitivity": _trace("traces-sensitivity", "the same headroom as the drafting cost and the DL budget "
+                                 "change", TRACE, episodes=4),
+    "traces-presets": _trace("traces-presets", "each fitted preset's bank beside the published figures"),
+    "traces-training": _trace("traces-training", "the trace agents of the ablation (the budget policy at H = 1, 4, "
+                              "16, the per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), "
+                              "trained under --runs (unless there) and scored on validation requests (rows already in "
+                              "the CSV kept)", (*TRACE, "runs")),
+    "main-job-seeds": Command("python train.py's defaults on training seeds 0–4, each against the best rule: "
+                              "--out/main_job_seeds.csv", _main_job_seeds, ("workers", "quick")),
+}
+
+class ExperimentsParser(argparse.ArgumentParser):
+    """``python -m experiments``'s parser: an option that another subcommand reads, given to one
+    that does not, is refused naming the subcommands that read it (rather than ignored)."""
+
+    #: each subcommand's parser, and the option strings it reads
+    subcommands: dict[str, argparse.ArgumentParser]
+    flags: dict[str, set[str]]
+
+    def parse_args(self, args=None, namespace=None):
+        words = list(sys.argv[1:] if args is None else args)
+        if words and words[0].startswith("-") and words[0] not in ("-h", "--help"):
+            self.error(f"{words[0]} is given before the subcommand; allowed: python -m experiments SUBCOMMAND "
+                       "[options] (each subcommand's --help lists its options)")
+        ns, extras = self.parse_known_args(words, namespace)
+        if extras:
+            flag = next((e.partition("=")[0] for e in extras if e.startswith("-")), None)
+            users = [name for name, flags in self.flags.items() if flag in flags]
+            sub = self.subcommands[ns.command]
+            if users:
+                sub.error(f"{flag} is not used by {ns.command}; allowed with: {', '.join(users)}")
+            sub.error(f"unrecognized arguments: {' '.join(extras)}")
+        return ns
+
+
+def build_parser() -> ExperimentsParser:
+    """The command line of ``python -m experiments``: one subparser per :data:`COMMANDS` entry."""
+    ap = ExperimentsParser(prog="python -m experiments", description=__doc__)
+    subs = ap.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
+    adders = {**_option_adders(), "cells": _cells_options}
+    ap.subcommands, ap.flags = {}, {}
+    for name, c in COMMANDS.items():
+        p = subs.add_parser(name, help=c.help, description=c.help[0].upper() + c.help[1:] + ".")
+        flags = ap.flags[name] = set()
+
+        def add(*args, _p=p, _flags=flags, **kwargs):
+            action = _p.add_argument(*args, **kwargs)
+            _flags.update(action.option_strings)
+            return action
+
+        add("--out", default="results", help="output directory (default %(default)s)")
+        for option in c.options:
+            adders[option](add, c)
+        add("--no-progress", action="store_true", help="no progress bar")
+        ap.subcommands[name] = p
+    return ap
+
+
+def parse_args(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """``argv`` parsed by ``build_parser()``'s parser and checked before any work starts: the drops'
+    seeds, and what the subcommand checks itself (its agents, its cells)."""
+    args = ap.parse_args(argv)
+    sub, command = ap.subcommands[args.command], COMMANDS[args.command]
+    if "seed" in command.options:
+        _check_seeds(sub, args)
+    if command.check is not None:
+        command.check(sub, args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse and check ``argv``, connect to Ray when ``--ray`` asks, and run the subcommand (0)."""
+    ap = build_parser()
+    args = parse_args(ap, argv)
+    sub = ap.subcommands[args.command]
+    connect_or_exit(sub, getattr(args, "ray", None))
+    from evaluation.parallel import run_stoppable
+
+    run = COMMANDS[args.command].run
+    return run_stoppable(sub, lambda: run(sub, args) or 0,
+                         "every worker ended; the files already written stay as they are")
 
 
 if __name__ == "__main__":

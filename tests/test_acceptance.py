@@ -78,6 +78,7 @@ def test_common_random_numbers_monotone(rng):
         assert np.all(rejected(f, g + 1) >= rejected(f, g))
 
 
+@pytest.mark.slow
 def test_beta_posterior_equals_a_hand_computed_update():
     cfg = SystemConfig(num_devices=3, alpha_dynamics="request", alpha_observed=False,
                        request_mean_tokens=(1e6,) * 4, episode_length=20)
@@ -122,6 +123,7 @@ def _brute_force_chain_posterior(prior, cells, stay, rounds):
     return post / post.sum()
 
 
+@pytest.mark.slow
 def test_grid_filter_equals_brute_force_over_chain_paths():
 
     cfg = SystemConfig(num_devices=3, alpha_dynamics="markov", alpha_observed=False, alpha_grid_size=8,

@@ -33,6 +33,7 @@ def _train(tmp_path, kind="batched", steps=512, tb=None):
     return model, venv
 
 
+@pytest.mark.slow
 def test_learn_save_load_identical_predictions(tmp_path):
     model, venv = _train(tmp_path)
     model.learn(512)
@@ -57,6 +58,7 @@ def test_learn_save_load_identical_predictions(tmp_path):
         load_agent(tmp_path / "nope")
 
 
+@pytest.mark.slow
 def test_stacked_history_agent_acts_as_sb3_vec_frame_stack(tmp_path):
     """A --frame-stack agent, reloaded, gives SB3's own actions: VecFrameStack over
     VecNormalize, torch forward pass — across an episode boundary (the stack restarts)."""
@@ -89,6 +91,7 @@ def test_stacked_history_agent_acts_as_sb3_vec_frame_stack(tmp_path):
         stack_frames(venv, 0)
 
 
+@pytest.mark.slow
 def test_action_prior_sets_initial_policy():
     model, venv = _train(None)
     env = MultiSpinEnv(SMALL)
@@ -104,6 +107,7 @@ def test_action_prior_sets_initial_policy():
     np.testing.assert_allclose(ratio, np.exp(-MAIN_JOB["action_prior"]), rtol=0.05)  # P(γ) ∝ e^(−λγ) at the start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["batched", "dummy"])
 def test_metrics_callback_writes_tensorboard_scalars(tmp_path, kind):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -125,6 +129,7 @@ def test_metrics_callback_writes_tensorboard_scalars(tmp_path, kind):
     assert len(cb.history) == 2  # 256 steps / (32 × 4) rollouts
 
 
+@pytest.mark.slow
 def test_ppo_controller_runs_in_harness(tmp_path):
     model, venv = _train(tmp_path)
     path = save_agent(tmp_path / "a", model, venv, SMALL)
@@ -135,6 +140,7 @@ def test_ppo_controller_runs_in_harness(tmp_path):
     assert rows[1]["controller"] == "ppo" and rows[1]["throughput"] > 0
 
 
+@pytest.mark.slow
 def test_evaluate_cli_labels_each_agent_once(tmp_path):
     from evaluation.evaluate import main as evaluate_main
 
@@ -152,6 +158,7 @@ def _run(args, timeout=240):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+@pytest.mark.slow
 def test_train_quick_end_to_end(tmp_path):
     r = _run(["train.py", "--quick", "--no-progress", "--log-dir", str(tmp_path / "q")])
     assert r.returncode == 0, r.stderr[-2000:]
@@ -214,6 +221,7 @@ def test_set_overrides_any_field_and_each_id_has_its_own_default_folder(tmp_path
     assert train.parse([])[0].log_dir == "runs/ppo-MultiSpin-v0"
 
 
+@pytest.mark.slow
 def test_the_cells_id_trains_on_its_own_cells_unless_told_otherwise(tmp_path, monkeypatch, capsys):
     """agents.defaults: the Cells id's policy, reward, steps and training cells; a group of config
     fields the command line touches is left to it whole."""
@@ -262,6 +270,7 @@ def test_cli_help_documents_options():
         assert opt in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["msenv/MultiSpin-v0", "msenv/MultiSpin-Hetero-v0"])
 def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id, example):
     """examples/rl_zoo3_train.py: rl-zoo3 trains on agents/hyperparams/ppo.yml, saves the agent and
@@ -273,6 +282,7 @@ def test_rl_zoo3_trains_with_our_hyperparameters(tmp_path, env_id, example):
     assert list(tmp_path.rglob("vecnormalize.pkl"))
 
 
+@pytest.mark.slow
 def test_subproc_vec_env_under_spawn_matches_single_envs():
     venv = make_vec_env(SMALL, 2, 7, "subproc")
     try:
@@ -295,6 +305,7 @@ def test_subproc_vec_env_under_spawn_matches_single_envs():
 
 
 # ---------------------------------------------------------------------- run safety (issue: ecosystem)
+@pytest.mark.slow
 def test_signal_stops_training_saves_and_resume_finishes(tmp_path):
     """SIGINT mid-training: agent + resumable checkpoint saved, exit 130; --resume continues to
     the requested total in the same TensorBoard run; the final agent plays."""
@@ -345,6 +356,7 @@ def test_signal_stops_training_saves_and_resume_finishes(tmp_path):
     assert "PPO / GreedySAA" in r.stdout
 
 
+@pytest.mark.slow
 def test_resume_and_log_dir_errors_are_one_clear_line(tmp_path):
     r = _run(["train.py", "--resume", str(tmp_path / "nothing")])
     assert r.returncode == 2 and "no resumable checkpoint" in r.stderr and "Traceback" not in r.stderr
@@ -380,6 +392,7 @@ def test_throughput_reward_is_tokens_minus_lambda_times_time():
         ThroughputReward(venv, 0)
 
 
+@pytest.mark.slow
 def test_train_quick_on_hetero_uses_the_ids_defaults(tmp_path):
     """With no other option, an id's defaults apply: the device-set policy on the Hetero cell, and
     its best known rival, the local search, in the table."""
@@ -393,6 +406,7 @@ def test_train_quick_on_hetero_uses_the_ids_defaults(tmp_path):
     assert "DeviceSetPolicy" in (tmp_path / "h" / "agent" / "model.zip").read_bytes().decode("latin-1")
 
 
+@pytest.mark.slow
 def test_train_quick_on_the_cell_generator_then_resume(tmp_path):
     """train.py on the Cells id with the id's defaults: the budget policy on the counterfactual
     reward, a CellConfig saved with the agent and the checkpoint; a stopped run resumes from it;

@@ -255,6 +255,7 @@ def test_zero_verification_time_is_rejected_so_goodput_stays_finite():
     assert np.isfinite(r) and r == pytest.approx(20 / 1e-9)  # 20 bonus tokens in T0
 
 
+@pytest.mark.slow
 def test_evaluate_cli_takes_dynamic_ids_and_agents(tmp_path, capsys):
     rows = evaluate_main(["--env-id", "msenv/MultiSpin-Dynamic-Small-v0", "--controllers", "oracle-greedy", "fixed-2",
                           "--episodes", "2", "--rounds", "3", "--no-progress", "--out", str(tmp_path / "e.csv")])

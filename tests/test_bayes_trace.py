@@ -99,6 +99,7 @@ def _brute_posterior(params, cap, z, w, history):
     return post / post.sum()
 
 
+@pytest.mark.slow
 def test_the_posterior_is_the_brute_force_enumeration_of_hidden_paths():
     ctrl = _filtered("cnn-eagle", 2, HISTORY)  # cnn-eagle: τ = 0.77, so the horizon's term matters
     m = ctrl.model

@@ -63,6 +63,7 @@ def test_collect_plays_the_controller_on_its_seeds(name, cfg):
         collect("fixed-2", cfg, 0)
 
 
+@pytest.mark.slow
 def test_clone_fits_a_known_rule_and_sets_the_normalisation():
     """Synthetic demonstrations: device k drafts 6 when observation entry k is positive, else 1;
     the reward is linear in entry 0. Cloning must recover both on held-out episodes."""
@@ -95,6 +96,7 @@ def test_clone_fits_a_known_rule_and_sets_the_normalisation():
         clone(model, venv, Demonstrations(obs[:, :5], actions, rewards, demos.episode))
 
 
+@pytest.mark.slow
 def test_train_starts_from_a_cloned_controller(tmp_path):
     """``--bc-init fixed-3``: a constant controller is cloned exactly (held-out accuracy 1)."""
     env = {**os.environ, "MPLBACKEND": "Agg"}
@@ -111,6 +113,7 @@ def test_train_starts_from_a_cloned_controller(tmp_path):
     assert cloned["mean_gamma"] == 3.0  # the cloned policy, before PPO's updates, drafts 3 everywhere
 
 
+@pytest.mark.slow
 def test_cloning_a_cell_generator_pads_and_pools_the_devices():
     """``--bc-init`` on the Cells id with the set policy: the demonstrations are padded to k_max
     (padded slots draft 0, the value the masked policy pins them to), the shared head starts from

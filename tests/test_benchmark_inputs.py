@@ -38,6 +38,7 @@ def _cli(*args, timeout=120):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--controllers", "fixed-4", "fixed-4"], "--controllers fixed-4 is given twice"),
     (["--agent", f"greedy-saa={AGENT}", "--controllers", "fixed-4"], "label 'greedy-saa' is a controller's name"),
@@ -87,6 +88,7 @@ def test_the_output_folder_is_checked_before_the_run(tmp_path, monkeypatch):
     assert "MiB free" in report.output_dir_problem(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_run_that_cannot_write_prints_its_summary_and_keeps_the_earlier_file(tmp_path, tiny, monkeypatch, capsys):
     pytest.importorskip("matplotlib")
     benchmark.main(["--suite", "paper-v1", "--controllers", "computation-only", "--out", str(tmp_path),
@@ -120,12 +122,12 @@ def _edit(doc, how):
 
 
 @pytest.mark.parametrize("how, words", [
-    (lambda d: d.__setitem__("suite", "paper-v1"), "suite must be an object"),
-    (lambda d: d.__setitem__("methods", ["computation-only"]), "no 'methods' object"),
+    (lambda d: d.__setitem__("suite", "paper-v1"), "$.suite='paper-v1' is invalid; allowed: an object"),
+    (lambda d: d.__setitem__("methods", ["computation-only"]), "$.methods=['computation-only'] is invalid"),
     (lambda d: d["episodes"][0].__setitem__("run", 10**9), "run=1000000000 is invalid"),
     (lambda d: d.__setitem__("wall_s", "fast"), "wall_s='fast' is invalid"),
-    (lambda d: d.pop("machine"), "machine must be an object"),
-    (lambda d: d.__setitem__("command", 5), "command must be the string"),
+    (lambda d: d.pop("machine"), "$.machine is missing; required: an object with the platform"),
+    (lambda d: d.__setitem__("command", 5), "$.command=5 is invalid; allowed: the string of the run's command"),
     (lambda d: d["methods"].__setitem__("<td>x", d["methods"].pop("computation-only")), "label '<td>x' is invalid"),
     (lambda d: d["episodes"][0].__setitem__("decision_ms", d["episodes"][0]["decision_ms"] * 2),
      "real-time throughput does not follow"),
@@ -139,6 +141,7 @@ def test_check_refuses_a_malformed_or_edited_result_in_one_line(tiny, how, words
     assert all("\n" not in p for p in problems)
 
 
+@pytest.mark.slow
 def test_check_of_a_deeply_nested_file_is_one_line(tmp_path):
     f = tmp_path / "deep.json"
     f.write_text("[" * 100_000 + "]" * 100_000)
@@ -216,6 +219,7 @@ def _start_long_run(tmp_path):
     return p, kids
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
 @pytest.mark.parametrize("sig, to_group, code", [(signal.SIGTERM, False, 143), (signal.SIGINT, True, 130),
                                                  (signal.SIGTERM, True, 143)])
@@ -233,6 +237,7 @@ def test_a_stop_signal_is_one_line_and_ends_every_worker(tmp_path, sig, to_group
     assert not list(tmp_path.glob("*.json"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
 def test_a_killed_worker_is_one_line_naming_the_episode(tmp_path):
     p, kids = _start_long_run(tmp_path)
@@ -264,7 +269,8 @@ def test_check_refuses_a_training_record_the_page_cannot_print(tiny):
     doc["methods"]["computation-only"]["kind"] = "agent"
     doc["methods"]["computation-only"]["agents"] = [{"path": "x", "files": {}, "training": {"timesteps": "many"}}]
     problems = benchmark.result_problems(doc)
-    assert any("training must be null or hold integer timesteps" in p for p in problems), problems
+    assert problems == [("$.methods['computation-only'].agents[0].training.timesteps='many' is invalid; allowed: an "
+                        "integer ≥ 0: the training's timesteps")], problems
 
 
 class _ReadOnly:
@@ -296,6 +302,7 @@ class _ReadOnly:
             self.path.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_a_read_only_output_keeps_the_earlier_file_before_and_during_a_run(tmp_path, tiny, monkeypatch, capsys):
     """A folder read-only before the run is refused before any work, in one line; one that turns
     read-only during the run gets the summary printed, one line, exit 74, and the earlier result
@@ -407,8 +414,9 @@ def test_check_of_an_episode_of_an_unknown_method_names_the_method_and_the_file(
     assert code == 1 and err == [(f"python -m evaluation.benchmark: error: {path}: episode 1: method='ghost' is not "
                                   f"one of the file's methods; allowed: {', '.join(doc['methods'])}")]
     doc["episodes"][1] = ["not", "an", "episode"]
-    assert benchmark.result_problems(doc) == [("episode 1: \"['not', 'an', 'episode']\" is not an object (an episode's "
-                                               "statistics)")]
+    assert benchmark.result_problems(doc) == [("$.episodes[1]=['not', 'an', 'episode'] is invalid; allowed: an object: "
+                                               "an episode's statistics (its method, run, cell, episode, seed and what "
+                                               "it measured)")]
 
 
 def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(tmp_path, tiny):
@@ -419,7 +427,8 @@ def test_a_result_of_the_former_command_path_stays_valid_and_shows_the_new_one(t
     page = leaderboard.markdown(leaderboard.load_results(tmp_path))
     assert "reproduce: `python -m evaluation.benchmark --suite paper-v1 --controllers computation-only`" in page
     doc["command"] = "python -m elsewhere --suite paper-v1"
-    assert any("command must be the string of the run's command" in p for p in benchmark.result_problems(doc))
+    assert any(p.startswith("$.command='python -m elsewhere --suite paper-v1' is invalid; allowed: the string of the "
+                            "run's command") for p in benchmark.result_problems(doc))
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "docs" / "leaderboard" / "archive").glob("*.json")),

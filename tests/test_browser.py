@@ -421,6 +421,7 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
                if k.split(".")[0] in ("code", "table", "output"))
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_every_page_of_the_site_renders_cleanly(built_site):
     site, _ = built_site

@@ -128,6 +128,7 @@ def test_the_env_side_budget_action_maps_with_the_exact_drafting_times():
         assert np.array_equal(vec.draft_times[i], env.draft_times)
 
 
+@pytest.mark.slow
 def test_budget_distribution_matches_independent_categoricals():
     torch.manual_seed(0)
     n_levels, k, b = 9, 4, 6
@@ -157,6 +158,7 @@ def _budget_model(cells, n_envs=2):
     return model, venv, layout
 
 
+@pytest.mark.slow
 def test_a_saved_budget_agent_decides_as_the_torch_policy_and_pins_padding(tmp_path):
     """The portable numpy decision = the torch policy's mode mapped to draft lengths, in cells
     of every size; a padded slot is always off."""

@@ -35,6 +35,7 @@ def test_jakes_correlation_values_from_the_spec():
     assert channel.jakes_correlation(0.5, 0.3) == pytest.approx(0.79, abs=0.01)
 
 
+@pytest.mark.slow
 def test_env_correction_gains_follow_the_lag_law():
     """Batched env, deterministic T_cmp (no drafting spread): corr(|h_decision|², |h_correction|²)
     across many envs equals J0(2π f_D T_cmp)²; with speed 0 the gains never change."""

@@ -17,6 +17,7 @@ def _run(*args):
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--learning-rate", "inf"], "--learning-rate inf is invalid; allowed: a finite number > 0"),
     (["--learning-rate", "nan"], "--learning-rate nan is invalid"),
@@ -31,6 +32,7 @@ def test_train_py_refuses_non_finite_numbers_and_conflicting_settings(args, word
     assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["cells", "--ks", "100000"], "--ks 100000 is invalid (config field k_range"),
     (["paired", "--drops", "3", "--out", "docs/figures/cells"], "--drops is not used by paired"),
@@ -41,6 +43,7 @@ def test_experiments_refuse_bad_or_unused_options_in_one_line(args, words):
     assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text, words", [("{bad", "JSONDecodeError"), ('{"episodes": 1}', "KeyError")])
 def test_paired_on_a_broken_cells_json_is_one_line(tmp_path, text, words):
     (tmp_path / "cells.json").write_text(text)
@@ -90,6 +93,7 @@ def test_the_cell_generator_refuses_a_spread_it_would_overwrite():
     np.testing.assert_allclose(ctx.t_draft, ctx.config.t_draft_ref_s)  # every device at exactly the reference
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="pgrep and /proc")
 def test_experiments_stop_on_sigterm_in_one_line_and_end_their_workers(tmp_path):
     import os

@@ -68,6 +68,7 @@ def test_samples_pass_a_chi_square_test():
         assert stats.chisquare(counts, 20_000 * p).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_unequal_sizes_are_refused_and_policy_falls_back():
     import gymnasium as gym
 

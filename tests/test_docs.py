@@ -42,6 +42,7 @@ def _blocks(text: str, langs: tuple[str, ...]) -> list[str]:
 
 
 # ---------------------------------------------------------------------- the site
+@pytest.mark.slow
 def test_the_site_builds_with_warnings_as_errors(built_site):
     html, r = built_site  # built once per run (tests/conftest.py), also loaded in a browser by test_browser
     warnings = [line for line in r["stderr"].splitlines() if "WARNING" in line or "ERROR" in line]
@@ -67,6 +68,7 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
     assert not raw, raw  # every formula of the model page is rendered as math
 
 
+@pytest.mark.slow
 def test_generated_pages_cover_every_id_and_every_field(generated):
     from msenv.config import config_fields, field_docs
 
@@ -127,6 +129,7 @@ def quick_agent_cwd(tmp_path_factory) -> Path:
     return cwd
 
 
+@pytest.mark.slow  # its fixture runs train.py --quick
 @pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in _pages()
                                   if _blocks(p.read_text(), ("python",))])
 def test_every_python_block_runs(page, quick_agent_cwd, monkeypatch):
@@ -137,6 +140,7 @@ def test_every_python_block_runs(page, quick_agent_cwd, monkeypatch):
         exec(compile(block, f"{page}[block {i}]", "exec"), ns)
 
 
+@pytest.mark.slow
 def test_every_python_block_of_the_generated_pages_runs(generated):
     blocks = [b for p in sorted(generated.glob("*.md")) for b in _blocks(p.read_text(), ("python",))]
     assert len(blocks) == len(msenv.ENV_IDS)
@@ -195,6 +199,7 @@ def _parser(module: str):
     return importlib.import_module(module).build_parser()
 
 
+@pytest.mark.slow
 def test_every_command_line_is_accepted_by_its_parser(generated):
     checked, bad = 0, []
     for page in _pages(generated):
@@ -227,6 +232,7 @@ REPO_PATH = re.compile(r"^(?:msenv|baselines|evaluation|agents|experiments|docs|
                        r"(?:[\w-]+\.\w+)?$|^train\.py$")
 
 
+@pytest.mark.slow
 def test_every_relative_link_and_path_exists(generated):
     bad = []
     for page in _pages(generated):
@@ -276,6 +282,7 @@ def test_the_smoke_runs_time_is_stated_once():
     assert len(claims) == 1, claims
 
 
+@pytest.mark.slow
 def test_the_house_picture_shows_every_module_on_its_floor(generated):
     """docs/design.md's picture is drawn from the repository: every module of every layer, and the
     floors in the order the imports point."""
@@ -292,6 +299,7 @@ def test_the_house_picture_shows_every_module_on_its_floor(generated):
                 assert re.search(rf"(^|[ ·]){p.stem}([ ·]|$)", shown), p
 
 
+@pytest.mark.slow
 def test_the_env_pages_list_config_fields_by_their_flat_names(generated):
     """Each id page's table of the fields it changes names config fields (``--set`` names), never a
     config group."""
@@ -322,6 +330,7 @@ def test_the_extras_table_names_every_extra_and_no_other():
                 assert name in extras, (page.name, name)
 
 
+@pytest.mark.slow
 def test_every_env_page_opens_with_its_summary_box_and_has_a_baselines_table(generated):
     """As Gymnasium's env pages: the spaces, reward, episode and import line first (read from the env
     itself), and — as README promises — every id's page has its baselines table."""
@@ -347,6 +356,7 @@ def test_no_escaped_underscore_inside_math():
     assert not bad, bad
 
 
+@pytest.mark.slow
 def test_plain_formulas_of_the_generated_pages_become_math():
     """docs/_ext/plain_math.py on worked examples of the code's notation: each formula becomes
     ``$…$`` TeX, a code name becomes code, the prose around them stays text, and code, links and
@@ -376,6 +386,7 @@ def test_plain_formulas_of_the_generated_pages_become_math():
         assert not re.search(r"[A-Za-zα-ω)\]]_[A-Za-z0-9α-ω{(]", out), out
 
 
+@pytest.mark.slow
 def test_every_figure_on_the_site_is_dated(built_site):
     """Every figure a page prints through a role (``{measured}``, ``{iqm}``, ``{sweep}``) carries a
     mark linking to a note at the page's end that says, without hovering, when it was measured

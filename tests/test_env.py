@@ -86,6 +86,7 @@ def _spawn_worker(q):
     q.put(obs)
 
 
+@pytest.mark.slow
 def test_make_by_module_id_in_spawned_subprocess():
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
@@ -98,6 +99,7 @@ def test_make_by_module_id_in_spawned_subprocess():
     np.testing.assert_array_equal(obs, ref)
 
 
+@pytest.mark.slow
 def test_async_vector_env_spawn():
     envs = gym.make_vec("msenv:msenv/MultiSpin-v0", num_envs=2, vectorization_mode="async",
                         vector_kwargs={"context": "spawn"})
@@ -261,6 +263,7 @@ def test_dynamic_ids_are_registered_and_pass_check_env(display):
     assert (small.num_devices, small.p_dl_dbm, small.alpha_concentration) == (6, 15.0, 5.0)
 
 
+@pytest.mark.slow
 def test_a_slow_first_use_prints_one_notice_and_a_warm_one_none(capfd, monkeypatch):
     """Compiling the kernels on a machine's first use takes seconds: one line on stderr says so;
     a slow block that compiles nothing (a busy machine loading cached kernels) and any later

@@ -20,6 +20,7 @@ NEEDS = {"tianshou_ppo.py": "tianshou", "skrl_ppo.py": "skrl", "torchrl_rollout.
          "ray_evaluate.py": "ray", "tune_sweep.py": "ray.tune", "rl_zoo3_train.py": "rl_zoo3"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_every_example_runs_as_a_script(script, tmp_path):
     """As pasted, with a short training run (``--steps 256``) where the script trains."""
@@ -40,6 +41,7 @@ def test_every_example_is_shown_on_a_page():
         assert f"```{{literalinclude}} ../examples/{script.name}" in pages, script.name
 
 
+@pytest.mark.slow
 def test_an_entry_point_controller_reaches_the_command_line(tmp_path):
     """The guide's controller, installed as a (minimal) distribution declaring the entry point."""
     dist = tmp_path / "own_controller-0.1.dist-info"

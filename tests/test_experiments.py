@@ -20,6 +20,7 @@ def _read(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,n_points", [("fig7", 3), ("fig8", 3), ("fig9", 16), ("fig10", 16), ("fig11", 8)])
 def test_quick_figures_write_csv_and_png(tmp_path, name, n_points):
     rows = run_figure(name, tmp_path, drops=2, rounds=2, workers=1, quick=True, progress=False)
@@ -43,6 +44,7 @@ def test_quick_figures_write_csv_and_png(tmp_path, name, n_points):
         assert all(float(r["share_dl"]) == 0 for r in table if r["scheme"] == "all_ul")
 
 
+@pytest.mark.slow
 def test_same_seed_same_results(tmp_path):
     a = run_figure("fig9", tmp_path / "a", drops=2, rounds=2, workers=1, quick=True, progress=False)
     b = run_figure("fig9", tmp_path / "b", drops=2, rounds=2, workers=2, quick=True, progress=False)
@@ -103,6 +105,7 @@ def test_gap_study_quick(tmp_path, capsys):
     assert "optimality gap" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_dynamics_experiment_quick(tmp_path):
     import csv
 
@@ -122,6 +125,7 @@ def test_dynamics_experiment_quick(tmp_path):
     assert (tmp_path / "dynamics.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_cells_experiment_quick(tmp_path):
     """Every point's rows, the paired real-time ratios recomputed from the episodes, and the
     generalist's row from the committed agent."""
@@ -255,6 +259,7 @@ def test_main_job_seeds_refuses_options_it_does_not_read(capsys):
         assert f"{opt[0]} is not used by main-job-seeds" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_main_job_seeds_quick_trains_with_train_py_and_writes_its_table(tmp_path, monkeypatch, capsys):
     """One seed of ``train.py --quick`` (4096 steps), scored on two episodes of each block: one row
     with the held-out interval around its ratio, the training inside the whole command's wall."""

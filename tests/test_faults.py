@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_resume_timesteps_below_done_refused(tmp_path):
     resume = tmp_path / "resume"
     resume.mkdir()
@@ -90,6 +91,7 @@ def _sigterm_once_workers_run(proc, seconds: float, ready=lambda: True) -> tuple
     return kids, stdout or "", stderr
 
 
+@pytest.mark.slow
 def test_sigterm_during_baseline_phase_ends_every_worker(tmp_path):
     proc = subprocess.Popen([sys.executable, "train.py", "--quick", "--workers", "2", "--no-progress",
                              "--eval-episodes", "200", "--log-dir", str(tmp_path / "run")],
@@ -116,6 +118,7 @@ TINY = ["--quick", "--workers", "1", "--no-progress", "--eval-episodes", "1", "-
         "--timesteps", "2048"]
 
 
+@pytest.mark.slow
 def test_io_error_in_a_periodic_checkpoint_stops_resumably(tmp_path, monkeypatch, capsys):
     sys.path.insert(0, str(ROOT))
     import train
@@ -135,6 +138,7 @@ def test_io_error_in_a_periodic_checkpoint_stops_resumably(tmp_path, monkeypatch
     assert read_state(log_dir / "resume")["num_timesteps"] == 2048
 
 
+@pytest.mark.slow
 def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monkeypatch, capsys):
     sys.path.insert(0, str(ROOT))
     import train
@@ -150,6 +154,7 @@ def test_io_error_when_the_resumable_state_cannot_be_saved_either(tmp_path, monk
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_tensorboard_writer_thread_failing_stops_resumably_in_one_line(tmp_path, monkeypatch, capsys):
     """TensorBoard's event file cannot be written (its folder became a file, as a read-only or full
     disk would fail): the writer's background thread dies with a real NotADirectoryError. No
@@ -212,6 +217,7 @@ def test_checkpoint_cadence_defaults():
     assert ap.get_default("checkpoint_minutes") == 2.0 and ap.get_default("checkpoint_steps") == 100_000
 
 
+@pytest.mark.slow
 def test_sigterm_during_behaviour_cloning_ends_every_worker(tmp_path):
     out = tmp_path / "stdout"
     with open(out, "w") as fh:

@@ -131,6 +131,7 @@ def _same_figure(new: Path, committed: Path) -> None:
     assert recorded_label_px(new) == recorded_label_px(committed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("folder,csv,figures", [
     ("figures", "fig11.csv", ["fig11.png"]),
     ("figures/cells-dynamic", "cells.csv", ["cells.png", "cells_decision_time.png"]),
@@ -144,6 +145,7 @@ def test_a_redraw_from_the_committed_rows_gives_the_committed_figure(tmp_path, f
         _same_figure(tmp_path / name, DOCS / folder / name)
 
 
+@pytest.mark.slow
 def test_a_redraw_from_a_committed_result_file_gives_the_leaderboard_figure(tmp_path, capsys):
     from evaluation.benchmark import main
 
@@ -194,6 +196,7 @@ def test_a_cells_csv_reads_back_as_the_rows_the_run_plotted(folder):
 
 
 # ----------------------------------------------------------------------------- the round picture
+@pytest.mark.slow
 def test_the_round_picture_is_redrawn_as_committed_and_nothing_in_it_overlaps(tmp_path):
     """docs/figures/render.png (the first picture of README and the landing page) is the renderer's
     frame saved by save_figure: a redraw has its size and label record, its labels show at the

@@ -15,6 +15,9 @@ import msenv
 import msenv.envs.vector
 from msenv import MultiSpinEnv
 
+#: each RL library through its own entry point, end to end (python -m pytest -m 'not slow' skips them)
+pytestmark = pytest.mark.slow
+
 ID = "msenv/MultiSpin-v0"
 SMALL = dict(num_devices=4, gamma_max=6, episode_length=8)
 

@@ -71,6 +71,7 @@ def test_the_evaluate_command_lines_library_names_are_found_with_a_warning(fresh
         from baselines.evaluate import no_such_name  # noqa: F401
 
 
+@pytest.mark.slow
 def test_the_old_command_lines_still_run(tmp_path):
     """``python -m`` with a module (evaluate) and with a package (benchmark, run through its
     ``__main__``): each runs the new code and says the new command on stderr."""

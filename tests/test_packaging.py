@@ -67,6 +67,7 @@ def dist(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_build_makes_a_wheel_and_an_sdist_with_every_module(dist):
     wheel = next(dist.glob(f"msenv-{msenv.__version__}-py3-none-any.whl"))
     sdist = next(dist.glob(f"msenv-{msenv.__version__}.tar.gz"))
@@ -82,6 +83,7 @@ def test_build_makes_a_wheel_and_an_sdist_with_every_module(dist):
     assert any(m.endswith("/README.md") for m in members) and any(m.endswith("/msenv/model/slots.py") for m in members)
 
 
+@pytest.mark.slow
 def test_the_wheel_works_in_a_fresh_virtual_environment(dist, tmp_path):
     """A fresh venv (seeing this interpreter's numpy, scipy, gymnasium and numba, so nothing is
     downloaded) with only the wheel installed: every id steps, a baseline acts, the harness runs.

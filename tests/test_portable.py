@@ -47,6 +47,7 @@ for path in sys.argv[1:]:
 """
 
 
+@pytest.mark.slow
 def test_every_committed_agent_loads_and_decides_with_pickle_disabled():
     assert COMMITTED, "no committed agent found"
     r = subprocess.run([sys.executable, "-c", NO_PICKLE, *map(str, COMMITTED)], cwd=ROOT, capture_output=True,
@@ -87,6 +88,7 @@ def test_a_crafted_pickle_in_an_agent_directory_is_never_executed(tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_portable_decisions_equal_the_sb3_policy_mode_of_the_committed_agent():
     import msenv  # noqa: F401
     from agents import load_agent
@@ -149,6 +151,7 @@ def test_broken_budget_agents_are_refused_naming_the_field(tmp_path):
             load_agent(agent_dir)
 
 
+@pytest.mark.slow
 def test_an_old_agent_without_portable_files_is_refused_with_the_way_to_convert_it(tmp_path):
     from agents import load_agent
     from agents.convert import main

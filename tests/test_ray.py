@@ -15,6 +15,9 @@ pytest.importorskip("ray.rllib")
 from evaluation.harness import evaluate, parse_entry  # noqa: E402
 from msenv import SystemConfig  # noqa: E402
 
+#: the whole module is a long end-to-end run (python -m pytest -m 'not slow' skips it)
+pytestmark = pytest.mark.slow
+
 SMALL = SystemConfig(num_devices=4, gamma_max=8, episode_length=6)
 
 

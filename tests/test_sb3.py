@@ -10,6 +10,7 @@ from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
 
 
+@pytest.mark.slow
 def test_sb3_adapter_matches_vector_env_and_trains():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import PPO

@@ -82,6 +82,7 @@ def test_a_seed_list_seeds_each_environment_as_its_single_env_would():
         make_vec_env(cfg, 2, [1, 2, 3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--seed", str(TEST_SEEDS.start + 5)], "--seed 1000005 is invalid: seed 1000005 lies in the reserved test block"),
     (["--seed", str(VALIDATION_SEEDS.start)], "reserved validation block"),
@@ -95,6 +96,7 @@ def test_train_py_refuses_a_reserved_seed_in_one_line(args, words):
     assert len(r.stderr.strip().splitlines()[-1]) > 0 and "usage" in r.stderr
 
 
+@pytest.mark.slow
 def test_train_py_trains_on_the_derived_seeds_and_records_them(tmp_path, monkeypatch):
     import agents.envs
     import train

@@ -14,6 +14,7 @@ def _read(path):
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
 def test_default_reading_reproduces_the_figures_numbers(tmp_path):
     kw = dict(drops=3, seed=5, rounds=3, workers=1, quick=True, progress=False)
     run_sensitivity(tmp_path / "s", only=["default"], **kw)

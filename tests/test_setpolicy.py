@@ -63,6 +63,7 @@ def test_the_weights_do_not_depend_on_the_number_of_devices():
         assert np.array_equal(mode, NumpySetPolicy.from_torch(small.policy).act(obs.numpy().astype(np.float64)))
 
 
+@pytest.mark.slow
 def test_a_saved_set_agent_acts_as_sb3_predict(tmp_path):
     model, venv, cfg = _model(5)
     model.learn(128)

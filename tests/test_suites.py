@@ -230,6 +230,7 @@ def test_the_command_writes_json_csv_png_and_its_file_passes_the_check(tmp_path,
     main(["--check", str(tmp_path / "paper-v1.json")])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args, words", [
     (["--suite", "nope"], "invalid choice"),
     (["--suite", "paper-v1", "--agent", "/nonexistent"], "/nonexistent"),

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import pytest
 
+#: the whole module is a long end-to-end run (python -m pytest -m 'not slow' skips it)
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("rliable")
 

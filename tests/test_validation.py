@@ -68,6 +68,7 @@ def test_make_controller_unknown():
         make_controller("nope")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag,value", [("--episodes", "0"), ("--workers", "0"), ("--rounds", "1")])
 def test_evaluate_cli_refuses_bad_counts(flag, value, tmp_path):
     import subprocess
@@ -105,6 +106,7 @@ def test_cells_reset_config_option_not_a_dict():
         env.reset(options={"config": 5})
 
 
+@pytest.mark.slow
 def test_experiments_cells_mlp_agent_checked_up_front(tmp_path):
     import subprocess
     import sys

@@ -109,6 +109,7 @@ def test_dynamic_vector_env_equals_sync_vector_env(over):
                 np.testing.assert_array_equal(r1[4][key][live], r2[4][key][live], err_msg=key)
 
 
+@pytest.mark.slow
 def test_dynamic_id_in_spawned_subprocesses_matches_in_process():
     """A fresh (spawned) process binds SciPy's J0 and betaincinv for the cached kernels: SB3's
     SubprocVecEnv on a dynamic id gives the in-process env's observations and rewards."""

@@ -482,21 +482,37 @@ def _wrap_help(text: str, width: int = HELP_COLUMNS) -> str:
     return "\n".join(out)
 
 
-def cli_page() -> str:
+def subcommands(parser) -> dict:
+    """A parser's subcommands (name → its parser), in their order; empty when it has none."""
+    import argparse
+
+    return {name: sub for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name, sub in action.choices.items()}
+
+
+def _help_text(parser) -> str:
+    """A parser's ``--help`` as the page shows it: wrapped to :data:`HELP_COLUMNS`, roles plain."""
     import os
 
-    parts = ["# Command lines\n\nThe help of every command, generated from its argument parser.\n"]
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(HELP_COLUMNS)  # argparse wraps its help to the terminal's width
+    try:
+        return _wrap_help(_plain_roles(parser.format_help(), code=False)).rstrip()
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
+
+
+def cli_page() -> str:
+    parts = [("# Command lines\n\nThe help of every command, generated from its argument parser; a command of "
+             "subcommands is followed by each subcommand's own help.\n")]
     for title, module, anchor in CLIS:
-        before = os.environ.get("COLUMNS")
-        os.environ["COLUMNS"] = str(HELP_COLUMNS)  # argparse wraps its help to the terminal's width
-        try:
-            text = _wrap_help(_plain_roles(load_parser(module).format_help(), code=False))
-        finally:
-            if before is None:
-                del os.environ["COLUMNS"]
-            else:
-                os.environ["COLUMNS"] = before
-        parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{text.rstrip()}\n```\n")
+        parser = load_parser(module)
+        parts.append(f"({anchor}-cli)=\n## `{title}`\n\n```text\n{_help_text(parser)}\n```\n")
+        for name, sub in subcommands(parser).items():
+            parts.append(f"### `{title} {name}`\n\n```text\n{_help_text(sub)}\n```\n")
     return "\n".join(parts)
 
 

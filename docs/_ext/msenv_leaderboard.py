@@ -18,7 +18,8 @@ of its throughput relative to the suite's reference controller on the same test 
 intervals over training seeds and test episodes. The page is generated from the committed result
 files in `docs/leaderboard/`, each of which passes `python -m evaluation.benchmark --check FILE`;
 [how a score is made](#how-a-score-is-made), [why its intervals come from a two-way
-bootstrap](#why-a-two-way-bootstrap) and [how to add your row](#add-your-row) follow the tables.
+bootstrap](#why-a-two-way-bootstrap), [how to add your row](#add-your-row) and [the result
+file's schema](#the-result-files-schema) follow the tables.
 
 """
 
@@ -79,6 +80,38 @@ one line (exit 130 / 143) with every worker ended.
 The check recomputes the scores from the episodes, every aggregate and interval from the scores,
 and replays a random sample of episodes bit for bit; the page refuses a row whose agent's files
 changed since it was measured.
+
+## The result file's schema
+
+A result file's structure is published as a JSON Schema (draft 2020-12),
+{download}`result.schema.json <../../evaluation/benchmark/result.schema.json>`, which the package
+ships as `evaluation/benchmark/result.schema.json`; each field's `description` says what it holds
+and what it allows. `--check` and this page validate a file against it first, one line per
+problem naming the JSON path, the value and what the schema allows there — for instance
+`$.methods['mine'].runs=0 is invalid; allowed: an integer in 1 … 100: the method's runs (training
+seeds)` — and then check what a schema cannot say: the suite as the registry defines it, one source
+per run, every episode's method and run among the file's, the score arrays' shapes, the scores,
+aggregates and intervals recomputed from the episodes, the replay and the agents' file hashes.
+
+Another tool validates a file with the schema alone; with Python's `jsonschema` package:
+
+```pycon
+>>> import json, jsonschema
+>>> schema = json.load(open("result.schema.json"))
+>>> jsonschema.validate(json.load(open("paper-v1.json")), schema)  # raises ValidationError if not
+```
+
+or its command line (deprecated by its authors in favour of `check-jsonschema`, which takes the
+same schema):
+
+```bash
+jsonschema -i paper-v1.json result.schema.json
+```
+
+msenv reads three things more strictly than a validator given what Python's `json` module parses:
+an integer is written without a fraction (`1`, not `1.0`), a number is finite (`NaN` and
+`Infinity` are no JSON numbers), and a pattern's final `$` is the string's end, as ECMA-262 reads
+it.
 """  # noqa: E501 (a command to copy, whole)
 
 

@@ -1,4 +1,5 @@
-"""Checking a benchmark result file: its structure, its suite, scores that follow from its
+"""Checking a benchmark result file: what its published JSON Schema says (:mod:`.schema`), then
+what no schema can — its suite, fields that agree, scores that follow from its
 episodes, aggregates and intervals that follow from the scores, timed fields that hold together
 (:func:`result_problems`), what a leaderboard row needs besides (:func:`row_problems`: the one
 validation both ``--check`` and the leaderboard apply), and a replay of a random sample of its
@@ -6,7 +7,6 @@ episodes, bit for bit (:func:`replay_problems`). Every problem is one line."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,8 @@ from .. import provenance, stats, suites
 from ..entries import agent_loader
 from ..harness import Entry, entry_config, parse_entry, run_episode
 from ..suites import Suite, get_suite
-from .run import COMMAND, FORMAT_VERSION, LABEL, RESULT_FORMAT, suite_trace_files
+from .run import COMMAND, FORMAT_VERSION, suite_trace_files
+from .schema import schema_problems
 from .score import OPTIONAL_SCORES, SCORES, aggregates, rivals_of, score_matrices
 
 #: the most runs (training seeds) a method may have in a result file
@@ -31,93 +32,53 @@ CLOCK_FIELDS = ("decision_ms", "realtime_throughput")
 AGGREGATE_RTOL = 1e-9
 
 
-def _structure(result: Any) -> Suite:
-    """The suite of a result document whose top-level structure is sound; ``ValueError`` otherwise."""
-    if not isinstance(result, dict) or result.get("format") != RESULT_FORMAT:
-        raise ValueError(f"not a benchmark result (format must be {RESULT_FORMAT!r})")
-    if result.get("format_version") not in (1, FORMAT_VERSION):
-        raise ValueError(f"format_version={result.get('format_version')!r} is not known; allowed: 1, {FORMAT_VERSION}")
-    if not isinstance(result.get("suite"), dict):
-        raise ValueError("suite must be an object (the suite as it was run)")
-    suite = get_suite(result["suite"].get("name"))
+def _consistency(result: dict[str, Any]) -> Suite:
+    """The suite of a document the schema (:mod:`~evaluation.benchmark.schema`) accepts, whose
+    fields also agree where a schema cannot compare them: the suite as the registry defines it,
+    one source per run, every episode's method among the file's and its run among that method's
+    runs; ``ValueError`` naming the first that does not."""
+    suite = get_suite(result["suite"]["name"])
     if result["suite"] != suite.to_dict():
         raise ValueError(f"suite {suite.name!r}: the file's cells, seeds or reference differ from the suite's")
-    for key, kind in (("methods", dict), ("scores", dict), ("aggregates", dict), ("episodes", list),
-                      ("decision_ms", dict)):
-        if not isinstance(result.get(key), kind):
-            raise ValueError(f"the result has no {key!r} {'object' if kind is dict else 'list'}")
-    for m, info in result["methods"].items():
-        if not LABEL.fullmatch(m):
-            raise ValueError(f"method label {m[:80]!r} is invalid; allowed: up to 64 letters, digits and ._+@-")
-        if not isinstance(info, dict) or isinstance(info.get("runs"), bool) or not isinstance(info.get("runs"), int) \
-                or not 1 <= info["runs"] <= MAX_RUNS:
-            raise ValueError(f"method {m!r}: runs must be an integer in 1 … {MAX_RUNS}")
-        if info.get("kind") not in ("controller", "agent"):
-            raise ValueError(f"method {m!r}: kind={info.get('kind')!r} is invalid; allowed: 'controller', 'agent'")
-        sources = info.get("sources")
-        if (not isinstance(sources, list) or len(sources) != info["runs"]
-                or not all(isinstance(s, str) for s in sources)):
+    methods = result["methods"]
+    for m, info in methods.items():
+        if len(info["sources"]) != info["runs"]:
             raise ValueError(f"method {m!r}: sources must be a list of {info['runs']} paths or names, one per run")
-        for i, rec in enumerate(info.get("agents", []) if info["kind"] == "agent" else []):
-            tr = rec.get("training") if isinstance(rec, dict) else "?"
-            if (not isinstance(rec, dict) or not isinstance(rec.get("path"), str)
-                    or not isinstance(rec.get("files"), dict)):
-                raise ValueError(f"method {m!r}: agent record {i} must hold its path and its files' hashes")
-            if tr is not None and (not isinstance(tr, dict) or isinstance(tr.get("timesteps"), bool)
-                                   or not isinstance(tr.get("timesteps"), int)
-                                   or not (tr.get("wall_s") is None or isinstance(tr["wall_s"], (int, float)))
-                                   or not (tr.get("selection") is None or isinstance(tr["selection"], str))):
-                raise ValueError(f"method {m!r}: agent record {i}'s training must be null or hold integer timesteps, "
-                                 "a number or null wall_s, a string or null selection")
-    # what the leaderboard page prints of the run
-    command = result.get("command")
-    if command is not None and (not isinstance(command, str) or not command.startswith(COMMANDS)):
-        raise ValueError(f"command must be the string of the run's command ({COMMAND} …), or null for a run made "
-                         "through the API")
-    date = result.get("date")  # files of msenv ≤ 0.5 record none; the page then gives their commit's date
-    if date is not None and not (isinstance(date, str) and re.fullmatch(r"\d{4}-\d\d-\d\d", date)):
-        raise ValueError(f"date={str(date)[:40]!r} is invalid; allowed: the day of the run, YYYY-MM-DD (UTC)")
-    wall = result.get("wall_s")
-    if isinstance(wall, bool) or not isinstance(wall, (int, float)) or not 0 <= wall < 1e9:
-        raise ValueError(f"wall_s={wall!r} is invalid; allowed: the run's wall time in seconds, a number ≥ 0")
-    mach = result.get("machine")
-    if not isinstance(mach, dict) or not all(isinstance(mach.get(k), str) for k in ("platform", "processor")):
-        raise ValueError("machine must be an object with the platform and processor strings")
     for i, row in enumerate(result["episodes"]):
-        if not isinstance(row, dict):
-            raise ValueError(f"episode {i}: {str(row)[:60]!r} is not an object (an episode's statistics)")
-        method = row.get("method")
-        if not isinstance(method, str) or method not in result["methods"]:
-            raise ValueError(f"episode {i}: method={repr(method)[:80]} is not one of the file's methods; "
-                             f"allowed: {', '.join(result['methods'])}")
-        run = row.get("run")
-        if isinstance(run, bool) or not isinstance(run, int) or not 0 <= run < result["methods"][row["method"]]["runs"]:
-            raise ValueError(f"episode {i} ({row['method']}): run={run!r} is invalid; allowed: 0 … "
-                             f"{result['methods'][row['method']]['runs'] - 1}")
+        if row["method"] not in methods:
+            raise ValueError(f"episode {i}: method={row['method'][:80]!r} is not one of the file's methods; "
+                             f"allowed: {', '.join(methods)}")
+        if row["run"] >= methods[row["method"]]["runs"]:
+            raise ValueError(f"episode {i} ({row['method']}): run={row['run']!r} is invalid; allowed: 0 … "
+                             f"{methods[row['method']]['runs'] - 1}")
     return suite
 
 
 def result_problems(result: Any, recompute: bool = True) -> list[str]:
-    """What is wrong with a result document, one line each (empty: nothing): its structure, its
-    suite, every method's scores (shape, finite, positive) and — ``recompute`` — scores that follow
-    from its episodes and aggregates and intervals that follow from the scores."""
+    """What is wrong with a result document, one line each (empty: nothing): what its published
+    schema refuses (:func:`~evaluation.benchmark.schema.schema_problems`: each line names the JSON
+    path, the value and what is allowed), its suite and the fields that must agree
+    (:func:`_consistency`), every method's score arrays' shapes and — ``recompute`` — scores that
+    follow from its episodes and aggregates and intervals that follow from the scores."""
+    out = schema_problems(result)
+    if out:
+        return out
     try:
-        suite = _structure(result)
-    except (ValueError, TypeError, AttributeError) as e:
+        suite = _consistency(result)
+    except ValueError as e:
         return [str(e)]
     legacy = result["format_version"] == 1
-    out = []
-    for s in [*SCORES, *(o for o in OPTIONAL_SCORES if o in result.get("scores", {}))]:
+    for s in [*SCORES, *(o for o in OPTIONAL_SCORES if o in result["scores"])]:
         for m, info in result["methods"].items():
             shape = ((info["runs"] * suite.episodes, len(suite.cells)) if legacy
                      else (info["runs"], suite.episodes, len(suite.cells)))
             try:
                 a = np.asarray(result["scores"][s].get(m, []), dtype=float)
-            except (ValueError, TypeError, AttributeError):
+            except ValueError:  # ragged: the schema allows nested arrays of any lengths
                 a = np.empty(0)
-            if a.shape != shape or not np.isfinite(a).all() or (a <= 0).any():
-                out.append(f"method {m!r}: {s} scores must be finite and positive, of shape {shape} (runs, "
-                           f"{suite.episodes} episodes, {len(suite.cells)} cells)")
+            if a.shape != shape:
+                out.append(f"method {m!r}: {s} scores must be of shape {shape} (runs, {suite.episodes} episodes, "
+                           f"{len(suite.cells)} cells), finite and positive")
     if out or not recompute:
         return out
     try:
@@ -173,9 +134,9 @@ def _clock_problems(suite: Suite, result: dict[str, Any]) -> list[str]:
                        "throughput does not follow from its tokens, time and decision_ms")
             break
     for m, per_cell in result["decision_ms"].items():
-        for cell, ms in (per_cell.items() if isinstance(per_cell, dict) else []):
+        for cell, ms in per_cell.items():
             mine = [r["decision_ms"] for r in result["episodes"] if r["method"] == m and r["cell"] == cell]
-            if not mine or not isinstance(ms, (int, float)) or not np.isclose(ms, np.mean(mine), rtol=1e-12):
+            if not mine or not np.isclose(ms, np.mean(mine), rtol=1e-12):
                 out.append(f"method {m!r}: decision_ms of cell {cell} is {ms!r}, its episodes give "
                            f"{np.mean(mine) if mine else None!r}")
     return out
