@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = """
@@ -40,6 +41,7 @@ def test_numbas_cache_saves_are_serialized_by_msenv():
     assert getattr(IndexDataCacheFile.save, "serialized", False)
 
 
+@pytest.mark.slow
 def test_specialisations_compiled_at_once_each_load_their_own_code(tmp_path):
     """Five processes compile five specialisations of one cached function at once; afterwards every
     one loads from the cache (no compilation) with its own results, and the index holds five

@@ -79,6 +79,7 @@ def test_a_per_round_row_is_written_by_the_kinds_compiled_driver():
     np.testing.assert_allclose(dev[..., obs.layout.device.index("beta")], squash_db(state.beta), rtol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", ["sharegpt-ngram", "gsm8k-eagle"])
 def test_the_posterior_rows_are_the_exact_filters_summaries(source):
     """``trace_posterior``: the context's posterior equals the filter that TraceFilterSAA keeps
