@@ -38,7 +38,7 @@ from stable_baselines3.common.distributions import MultiCategoricalDistribution
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 from torch import nn
 
-from msenv.engine.observation import DS
+from msenv.engine.cells import SPEED_FEATURE
 from msenv.envs.actions import LEVELS_PER_TOKEN, BudgetAction
 from msenv.envs.sb3 import SB3VecEnv, what_if
 
@@ -57,6 +57,7 @@ class BudgetLayout(NamedTuple):
     n_globals: int  #: global entries after the device rows
     gamma_max: int  #: the longest draft
     per_token: int = LEVELS_PER_TOKEN  #: levels per token of the fastest device
+    speed: int = 1  #: the column of a device row's drafting-speed entry
 
     @property
     def n_levels(self) -> int:
@@ -77,7 +78,7 @@ def budget_layout(config) -> BudgetLayout:
     if not lay.masked:
         raise ValueError(f"the budget action needs a cell generator's config (msenv/MultiSpin-Cells-v0), got "
                          f"{type(config).__name__}; allowed: a CellConfig")
-    return BudgetLayout(lay.row, lay.n_globals, lay.gamma_max)
+    return BudgetLayout(lay.row, lay.n_globals, lay.gamma_max, speed=lay.device.index(SPEED_FEATURE))
 
 
 def speed_ratios(obs: np.ndarray, layout: BudgetLayout) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +86,7 @@ def speed_ratios(obs: np.ndarray, layout: BudgetLayout) -> tuple[np.ndarray, np.
     f = layout.n_features
     k = (obs.shape[-1] - layout.n_globals) // f
     rows = obs[:, : k * f].reshape(len(obs), k, f)
-    x = np.clip(rows[..., DS.speed].astype(np.float64), -1.0 + 1e-7, 1.0 - 1e-7)
+    x = np.clip(rows[..., layout.speed].astype(np.float64), -1.0 + 1e-7, 1.0 - 1e-7)
     return 1.0 + np.arctanh(x), rows[..., f - 1] > 0.5
 
 

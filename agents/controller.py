@@ -23,10 +23,10 @@ import numpy as np
 from baselines.base import Controller
 from msenv import layout_of
 from msenv.atomic import replace_dir
-from msenv.config import SystemConfig
+from msenv.config import SystemConfig, spec_from_dict
 from msenv.engine.context import RoundContext
 from msenv.engine.observation import Layout
-from msenv.envs.cells import config_from_dict, pad_observation
+from msenv.envs.cells import pad_observation
 
 from .mlp import NumpyPolicy
 from .policies import Policy
@@ -175,7 +175,7 @@ class PPOController(Controller):
 def load_config(data: dict[str, Any]):
     """A saved agent's config: a :class:`~msenv.envs.cells.CellConfig` (an agent of the cell generator)
     or a :class:`~msenv.SystemConfig`."""
-    return config_from_dict(data)
+    return spec_from_dict(data)
 
 
 def save_agent(path: str | Path, model, vecnormalize, config: SystemConfig, extra: dict | None = None,

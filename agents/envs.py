@@ -14,42 +14,61 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecNormalize
 
-from msenv.config import CellConfig, SystemConfig
-from msenv.envs.cells import make_env
-from msenv.envs.cells_vector import make_vector_env
+from msenv.config import EnvSpec
 from msenv.envs.env import SUMMARY_KEYS, RoundMetrics
 from msenv.envs.sb3 import SB3VecEnv, what_if
+from msenv.envs.shell import make_env, make_vector_env
 
 VEC_KINDS = ("batched", "subproc", "dummy")
 MONITOR_KEYS = ("episode_throughput",) + SUMMARY_KEYS
 
 
+class NextResetSeed(gym.Wrapper):
+    """Seeds the env's next reset with a seed given ahead (:meth:`seed_next_reset`), whatever seed the
+    VecEnv that resets it passes then — how one seed per environment reaches SB3's own VecEnvs
+    (``DummyVecEnv``, ``SubprocVecEnv``: their ``env_method`` calls it) through public APIs only."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self._pending: int | None = None
+
+    def seed_next_reset(self, seed: int) -> None:
+        """Seed the next reset with ``seed``."""
+        self._pending = int(seed)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if self._pending is not None:
+            seed, self._pending = self._pending, None
+        return self.env.reset(seed=seed, options=options)
+
+
 class _SingleFactory:
     """Picklable env factory for SubprocVecEnv workers."""
 
-    def __init__(self, config: SystemConfig | CellConfig) -> None:
+    def __init__(self, config: EnvSpec) -> None:
         self.config = config
 
     def __call__(self):
-        return Monitor(RoundMetrics(make_env(self.config)), info_keywords=MONITOR_KEYS)
+        return Monitor(RoundMetrics(NextResetSeed(make_env(self.config))), info_keywords=MONITOR_KEYS)
 
 
 def training_seeds(seed: int, n_envs: int, resumed_at: int = 0) -> list[int]:
     """The seeds of a training run's ``n_envs`` environments for training seed ``seed``
-    (:func:`msenv.engine.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
+    (:func:`msenv.envs.seeding.derived_seeds`): children of ``SeedSequence(seed)``, so no two training
     seeds share a stream, each above every reserved block. A run resumed after ``resumed_at`` steps
     takes the children of key ``(1, resumed_at)`` — fresh streams of the same tree, independent of
     the ones before the stop (the environments' generator states are not checkpointed)."""
-    from msenv.engine.seeding import derived_seeds
+    from msenv.envs.seeding import derived_seeds
 
     return derived_seeds(seed, n_envs, 1, resumed_at) if resumed_at else derived_seeds(seed, n_envs, 0)
 
 
-def make_vec_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int],
+def make_vec_env(config: EnvSpec, n_envs: int, seed: int | Sequence[int],
                  kind: str = "batched") -> VecEnv:
     """An SB3 VecEnv of ``n_envs`` Multi-SPIN envs, seeded ``seed .. seed + n_envs − 1`` (an
     integer, as SB3's ``VecEnv.seed``) or by a list of one seed per env (:func:`training_seeds`)."""
@@ -78,7 +97,11 @@ def seed_next_reset(venv: VecEnv, seeds: Sequence[int]) -> None:
     base = venv.unwrapped
     if len(seeds) != base.num_envs:
         raise ValueError(f"seed list has {len(seeds)} entries; expected n_envs={base.num_envs}")
-    base._seeds = [int(s) for s in seeds]  # SB3's VecEnvs (and SB3VecEnv) seed their next reset from it
+    if isinstance(base, SB3VecEnv):  # msenv's batched VecEnv seeds its next reset itself
+        base.seed_next_reset([int(s) for s in seeds])
+        return
+    for i, s in enumerate(seeds):  # SB3's VecEnvs: each env's NextResetSeed wrapper
+        base.env_method("seed_next_reset", int(s), indices=[i])
 
 
 def stack_frames(venv: VecEnv, n: int) -> VecEnv:
@@ -212,7 +235,7 @@ class CounterfactualReward(VecEnvWrapper):
         return obs, out.astype(np.float32), done, infos
 
 
-def training_env(config: SystemConfig | CellConfig, n_envs: int, seed: int | Sequence[int], kind: str = "batched",
+def training_env(config: EnvSpec, n_envs: int, seed: int | Sequence[int], kind: str = "batched",
                  policy: str = "mlp", reward: str | None = None, lam: float | None = None,
                  evaluation: bool = False) -> VecEnv:
     """The VecEnv PPO trains on (before ``VecNormalize``), as ``train.py`` builds it:

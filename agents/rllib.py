@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from baselines.base import Controller
-from msenv import ENV_IDS, resolve_config
+from msenv import ENV_IDS, env_config
 from msenv.config import SystemConfig
 from msenv.engine.functional import RoundContext
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.quick:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.timesteps, args.eval_episodes = min(args.timesteps, 1024), 2
-    cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+    cfg = env_config(args.env_id, **overrides)
     from evaluation.parallel import connect_or_exit
 
     connect_or_exit(ap, args.ray)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from msenv import ENV_IDS, resolve_config
+from msenv import ENV_IDS, env_config
 from msenv.config import SystemConfig
 
 METRIC = "ratio_to_greedy"
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     if args.quick:
         overrides = dict(num_devices=4, gamma_max=8, episode_length=20)
         args.samples, args.seeds, args.timesteps, args.chunk, args.n_envs, args.eval_episodes = 2, 1, 2048, 1024, 8, 2
-    cfg = resolve_config(ENV_IDS[args.env_id], **overrides)
+    cfg = env_config(args.env_id, **overrides)
     from evaluation.parallel import connect_or_exit
 
     connect_or_exit(ap, args.ray)

@@ -331,7 +331,7 @@ class Clairvoyant(Controller):
     oracle = True
 
     def act(self, context, obs=None):
-        if context.first_rejection is None:
+        if getattr(context, "first_rejection", None) is None:
             raise ValueError("the clairvoyant reference needs a trace's oracle context (first_rejection); this env's "
                              "acceptance is not from a trace: use an id with trace_source set")
         cfg = context.config

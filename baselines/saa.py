@@ -199,17 +199,14 @@ class DynamicSAAEstimator:
     :class:`SAAEstimator` (so the greedy, uniform and local searches run on it unchanged).
 
     Each of the S samples (drawn once per decision: common random numbers for every candidate)
-    carries an α vector — a Beta posterior draw when the context holds a posterior
-    (``alpha_a``/``alpha_b``), a draw from the chain's predictive when it holds the filter's
-    law (``alpha_support``/``alpha_weights``), else the context's α — its verification outcome, and an innovation
+    carries an α vector (the context's :meth:`~msenv.engine.context.RoundContext.sample_alpha`: a
+    draw from the server's belief where α is hidden), its verification outcome, and an innovation
     w ~ CN(0, 1) per link and device. A candidate γ is priced with the gains its correction will
-    meet, T_cmp(γ) after the decision:
-
-    - the context fixes them (i.i.d. block fading seen exactly, or oracle innovations):
-      ``context.correction_gains(T_cmp)``, shared by all samples;
-    - decision-time CSI of a Gauss–Markov channel: h_corr | h_seen ~ CN(ρ·h_seen, 1 − ρ²),
-      ρ = J0(2π f_D T_cmp(γ)) — longer drafts, staler CSI;
-    - statistical CSI: h_corr ~ CN(0, 1) (only β is known).
+    meet, T_cmp(γ) after the decision (the context's
+    :meth:`~msenv.engine.context.RoundContext.gain_samples`): the gains the context fixes (i.i.d.
+    block fading seen exactly, or oracle innovations), shared by all samples; under decision-time
+    CSI of a Gauss–Markov channel h_corr | h_seen ~ CN(ρ·h_seen, 1 − ρ²), ρ = J0(2π f_D T_cmp(γ)) —
+    longer drafts, staler CSI; under statistical CSI h_corr ~ CN(0, 1) (only β is known).
 
     Candidates with the same T_cmp share the gains and are solved in one batched call.
     """
@@ -226,15 +223,7 @@ class DynamicSAAEstimator:
         self.communication = communication
         s = saa_config(cfg).n_saa if n_samples is None else int(n_samples)
         k = len(context.alpha)
-        if context.alpha_a is not None:
-            self.alpha = acceptance.beta_from_uniform(rng.random((s, k)), context.alpha_a, context.alpha_b)
-        elif context.alpha_weights is not None:  # the chain's predictive (inverse CDF per device)
-            cdf = np.cumsum(context.alpha_weights, axis=-1)
-            u = rng.random((s, k)) * cdf[:, -1]
-            idx = np.minimum((u[:, :, None] > cdf[None]).sum(axis=-1), cdf.shape[-1] - 1)
-            self.alpha = np.asarray(context.alpha_support)[idx]
-        else:
-            self.alpha = np.asarray(context.alpha, dtype=float)
+        self.alpha = context.sample_alpha(rng, s)  #: α per sample [S, K] (or [K]: known)
         u = 1.0 - rng.random((s, k))
         self.samples = acceptance.first_rejection_from_uniform(u, self.alpha, cfg.gamma_max + 1)
         self.coins = rng.random((s, k)) if self.policy == "random" else None
@@ -247,24 +236,10 @@ class DynamicSAAEstimator:
 
     def gains(self, t_cmp: float) -> tuple[np.ndarray, np.ndarray]:
         """(g_ul, g_dl) the correction meets after ``t_cmp`` seconds: [K] or per sample [S, K]."""
-        from msenv.model import channel
-
         hit = self._gains.get(t_cmp)
         if hit is not None:
             return hit
-        ctx = self.context
-        if ctx.knows_correction_gains:
-            out = ctx.correction_gains(t_cmp)
-        else:
-            if ctx.h_ul is not None:  # decision-time CSI: the conditional law given what was seen
-                rho = channel.jakes_correlation(ctx.doppler_hz, t_cmp)
-                h_ul = channel.evolve_gain(ctx.h_ul, rho, self._w_ul)
-                h_dl = (h_ul if self.config.channel.fading == "reciprocal"
-                        else channel.evolve_gain(ctx.h_dl, rho, self._w_dl))
-            else:  # statistical CSI: only β is known
-                h_ul = self._w_ul
-                h_dl = h_ul if self.config.channel.fading == "reciprocal" else self._w_dl
-            out = channel.power_gain(h_ul, ctx.beta), channel.power_gain(h_dl, ctx.beta)
+        out = self.context.gain_samples(t_cmp, self._w_ul, self._w_dl)
         self._gains[t_cmp] = out
         return out
 

@@ -42,7 +42,7 @@ def check_entries(entries: Sequence[Entry], config, flag: str = "--agent") -> No
     ``config``: an agent whose observation or draft lengths differ (the message starts with
     ``flag``; agent loaders with a ``check(config)`` method are asked — msenv's PPO loader has
     one —, others are trusted), or a ``fixed-<γ>`` beyond the config's ``gamma_max``."""
-    gamma_max = getattr(config, "base", config).gamma_max
+    gamma_max = config.gamma_max
     for e in entries:
         if isinstance(e.factory, ControllerFactory):
             ctrl = e.factory()

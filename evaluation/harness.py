@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from baselines import make_controller
-from baselines.base import Controller, check_output, controller_context
+from baselines.base import Controller, controller_context
 from msenv import SystemConfig
 from msenv.config import MODE_POLICIES
 from msenv.envs.cells import CellConfig, make_env
@@ -89,10 +89,17 @@ def play(controller: Controller, config: SystemConfig | CellConfig, seed: int) -
         gamma = controller.act(ctx, obs)
         decision_s = time.perf_counter() - t0
         k = ctx.config.num_devices
-        if k < pad and np.shape(gamma)[-1:] == (pad,):
-            gamma = np.asarray(gamma)[:k]
-        gamma = check_output(controller, gamma, ctx)
-        nxt, reward, term, trunc, info = env.step(gamma if k == pad else np.pad(gamma, (0, pad - k)))
+        gamma = np.asarray(gamma)
+        if k < pad and gamma.shape == (pad,):
+            gamma = gamma[:k]
+        if gamma.shape != (k,):  # the env checks the rest, once (the padded slots hide a short vector)
+            raise ValueError(f"controller {controller.name!r} returned a bad draft-length vector: action shape "
+                             f"{gamma.shape} is invalid; expected ({k},): one draft length per device")
+        try:
+            nxt, reward, term, trunc, info = env.step(gamma if k == pad else np.pad(gamma, (0, pad - k)))
+        except ValueError as e:
+            raise ValueError(f"controller {controller.name!r} returned a bad draft-length vector: {e}") from None
+        gamma = gamma.astype(np.int64, copy=False)
         controller.observe(gamma, info if k == pad else {key: _first(v, k) for key, v in info.items()})
         yield obs, gamma, reward, info, decision_s
         obs, done = nxt, term or trunc

@@ -64,7 +64,7 @@ class Cell:
     generator's ``k_range``), ``episodes`` × ``rounds``, seeds ``seed .. seed + episodes − 1``."""
 
     name: str  #: short name, unique in its suite (a column of the results)
-    env_id: str  #: a registered id (``msenv.ENV_IDS`` or ``msenv.CELL_IDS``)
+    env_id: str  #: a registered id (``msenv.ENV_IDS``)
     episodes: int  #: test episodes
     rounds: int  #: rounds per episode (the config's ``episode_length``)
     seed: int  #: the first test seed

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evaluation.entries import make_entries, run_and_report
-from msenv import DYNAMIC_IDS, ENV_IDS, resolve_config
+from msenv import DYNAMIC_IDS, ENV_IDS, TRACE_IDS, resolve_config
 
 #: the table's episodes: held out from training (train.py evaluates on seeds 10000..)
 EPISODES, ROUNDS, SEED = 50, 30, 20_000
@@ -31,7 +31,7 @@ TRACE_CONTROLLERS = ("greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristi
 
 def controllers_for(env_id: str) -> tuple[str, ...]:
     """The controllers of ``env_id``'s table, its reference first."""
-    if resolve_config(ENV_IDS[env_id]).traces.trace_source is not None:
+    if env_id in TRACE_IDS:
         return TRACE_CONTROLLERS
     return DYNAMIC_CONTROLLERS if env_id in DYNAMIC_IDS else PAPER_CONTROLLERS
 

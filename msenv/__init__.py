@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import gymnasium
 
-from .model._numeric import compile_notice
+from .model.numeric import compile_notice
 
 with compile_notice("msenv's numeric kernels"):  # numpy ufuncs of the model, built at import
-    from .config import PRESETS, CellConfig, DynamicsConfig, SystemConfig, preset, resolve_config
+    from .config import PRESETS, CellConfig, DynamicsConfig, EnvSpec, SystemConfig, preset, resolve_config, resolve_spec
     from .config.deprecation import install
+    from .engine.base import INFO_KEYS
     from .engine.context import RoundContext
-    from .engine.kinds import INFO_KEYS
-    from .envs.cells import layout_of, make_env
-    from .envs.cells_vector import make_vector_env
     from .envs.env import MultiSpinEnv
+    from .envs.shell import layout_of, make_env, make_vector_env
 
 __version__ = "0.5.0"  #: the one version string (pyproject.toml reads it)
 
@@ -32,8 +31,8 @@ _HETERO = dict(draft_scale_range=(1.0, 2.0), p_dl_dbm=10.0)
 #: preset's cap (the smallest, gsm8k-EAGLE's, is 16)
 _TRACES = dict(trace_source="cnn-ngram", gamma_max=12)
 
-#: registered id → config (a preset name, or a dict of fields with its ``preset``)
-ENV_IDS: dict[str, str | dict] = {
+#: the single-cell ids → their config (a preset name, or a dict of fields with its ``preset``)
+_SINGLE_CELL: dict[str, str | dict] = {
     "msenv/MultiSpin-v0": "qwen2.5",
     "msenv/MultiSpin-DeepSeek-v0": "deepseek-r1",
     "msenv/MultiSpin-HiddenAlpha-v0": dict(preset="qwen2.5", **_STATIC, **_HIDDEN_REQUESTS),
@@ -47,6 +46,15 @@ ENV_IDS: dict[str, str | dict] = {
                                          p_ul_dbm_range=(10.0, 20.0)),
     "msenv/MultiSpin-Traces-v0": dict(preset="qwen2.5", **_TRACES),
 }
+#: the cell-generator ids → their :class:`~msenv.config.CellConfig` (a dict of its fields): a new cell,
+#: with its own number of devices, every episode
+_GENERATORS: dict[str, dict] = {
+    "msenv/MultiSpin-Cells-v0": dict(preset="qwen2.5", k_range=(5, 50), k_max=50, draft_scale_max_range=(1.15, 2.0),
+                                     p_ul_dbm_range=(10.0, 20.0), p_dl_dbm_range=(10.0, 30.0)),
+}
+#: every registered id → its config's source (a preset name, or a dict of fields:
+#: :func:`~msenv.config.resolve_spec` makes the config — a SystemConfig, or a cell generator's CellConfig)
+ENV_IDS: dict[str, str | dict] = {**_SINGLE_CELL, **_GENERATORS}
 #: what each id is for, in one line (its documentation page starts with it)
 ENV_NOTES: dict[str, str] = {
     "msenv/MultiSpin-v0": "The paper's scenario with the Qwen2.5-0.5B → Qwen2.5-14B pair: K = 20 devices, "
@@ -72,53 +80,37 @@ ENV_NOTES: dict[str, str] = {
                                  "device serves requests of a trace bank (a preset of the fitted model, or a file: "
                                  "trace_source), bursty and history-dependent; the server sees each device's last "
                                  "rounds, never α (there is none) nor the trace ahead.",
-}
-assert ENV_NOTES.keys() == ENV_IDS.keys()
-#: registered cell-generator ids → their :class:`~msenv.config.CellConfig` (a dict of its fields):
-#: a new cell, with its own number of devices, every episode
-CELL_IDS: dict[str, dict] = {
-    "msenv/MultiSpin-Cells-v0": dict(preset="qwen2.5", k_range=(5, 50), k_max=50, draft_scale_max_range=(1.15, 2.0),
-                                     p_ul_dbm_range=(10.0, 20.0), p_dl_dbm_range=(10.0, 30.0)),
-}
-CELL_NOTES: dict[str, str] = {
     "msenv/MultiSpin-Cells-v0": "A new cell every episode: K ~ U{5 … 50} devices (padded to 50 slots with a "
                                 "device mask), the slowest drafting scale ~ U[1.15, 2], P_ul ~ U[10, 20] dBm, "
                                 "P_dl ~ U[10, 30] dBm; the paper's model otherwise. Any K with "
                                 "k_range/k_max: one policy for every cell.",
 }
-assert CELL_NOTES.keys() == CELL_IDS.keys()
+assert ENV_NOTES.keys() == ENV_IDS.keys()
+
+
+def env_config(env_id: str, **overrides) -> EnvSpec:
+    """The config of a registered id with ``overrides``: a :class:`SystemConfig`, or a cell
+    generator's :class:`~msenv.config.CellConfig` (both :class:`~msenv.config.EnvSpec`); an id not
+    registered here raises ``ValueError``."""
+    if env_id not in ENV_IDS:
+        raise ValueError(f"env id {env_id!r} is not registered; allowed: {', '.join(ENV_IDS)}")
+    return resolve_spec(ENV_IDS[env_id], **overrides)
+
+
 #: the ids with the model-§11 dynamics (the others follow the paper's assumptions)
-DYNAMIC_IDS = tuple(i for i, c in ENV_IDS.items() if resolve_config(c).dynamics != DynamicsConfig())
+DYNAMIC_IDS = tuple(i for i in ENV_IDS if env_config(i).base.dynamics != DynamicsConfig())
+#: the ids whose acceptance is replayed from traces (model §12)
+TRACE_IDS = tuple(i for i in ENV_IDS if env_config(i).base.traces.trace_source is not None)
 
 
 def register_envs() -> None:
-    """Register every msenv id with Gymnasium; a second call is harmless."""
-    for env_id, name in ENV_IDS.items():
-        if env_id in gymnasium.registry:
-            continue
-        gymnasium.register(
-            id=env_id,
-            entry_point="msenv.envs.env:MultiSpinEnv",
-            vector_entry_point="msenv.envs.vector:MultiSpinVectorEnv",
-            kwargs={"config": name},
-        )
-    for env_id, fields in CELL_IDS.items():
+    """Register every msenv id with Gymnasium (its config's shells: :class:`~msenv.config.EnvSpec`);
+    a second call is harmless."""
+    for env_id, source in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="msenv.envs.cells:MultiSpinCellsEnv",
-                               vector_entry_point="msenv.envs.cells_vector:cells_vector_env", kwargs={"config": fields})
-
-
-def env_config(env_id: str, **overrides):
-    """The config of a registered id with ``overrides``: a :class:`SystemConfig` for the ids of
-    :data:`ENV_IDS`, a :class:`~msenv.config.CellConfig` for those of :data:`CELL_IDS`; an id not
-    registered here raises ``ValueError``."""
-    if env_id in ENV_IDS:
-        return resolve_config(ENV_IDS[env_id], **overrides)
-    if env_id in CELL_IDS:
-        from .config.cells import resolve_cells
-
-        return resolve_cells(CELL_IDS[env_id], **overrides)
-    raise ValueError(f"env id {env_id!r} is not registered; allowed: {', '.join([*ENV_IDS, *CELL_IDS])}")
+            spec = env_config(env_id)
+            gymnasium.register(id=env_id, entry_point=spec.entry, vector_entry_point=spec.vector_entry,
+                               kwargs={"config": source})
 
 
 register_envs()
@@ -127,10 +119,12 @@ register_envs()
 #: ``from msenv.env import MultiSpinEnv`` and ``msenv.sb3`` keep working (the same module object as
 #: the new path's) with a DeprecationWarning naming the new path, until msenv 0.7
 MOVED: dict[str, str] = {
-    **{f"msenv.{m}": f"msenv.model.{m}" for m in ("_numeric", "slots", "channel", "acceptance", "latency",
-                                                 "reactive", "goodput")},
-    **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "dynamics", "functional",
-                                                  "seeding")},
+    **{f"msenv.{m}": f"msenv.model.{m}" for m in ("slots", "channel", "acceptance", "latency", "reactive",
+                                                 "goodput")},
+    "msenv._numeric": "msenv.model.numeric",
+    **{f"msenv.{m}": f"msenv.engine.{m}" for m in ("state", "observation", "context", "functional")},
+    "msenv.dynamics": "msenv.engine.kinds.dynamics",
+    "msenv.seeding": "msenv.envs.seeding",
     "msenv.saa": "baselines.saa", "msenv.engine.saa": "baselines.saa",
     **{f"msenv.{m}": f"msenv.envs.{m}" for m in ("env", "vector", "cells", "cells_vector", "marl", "sb3", "render")},
     "msenv.validation": "msenv.config.validation",
@@ -138,21 +132,34 @@ MOVED: dict[str, str] = {
 _FINDER = install(MOVED)
 
 
+#: 0.5's separate registry of the cell generators, now part of :data:`ENV_IDS` (until msenv 0.7)
+_MOVED_NAMES = {"CELL_IDS": ("msenv.ENV_IDS", _GENERATORS),
+                "CELL_NOTES": ("msenv.ENV_NOTES", {i: ENV_NOTES[i] for i in _GENERATORS})}
+
+
 def __getattr__(name: str):
-    """``msenv.cells`` and the other 0.5 module names of :data:`MOVED`, as attributes."""
+    """``msenv.cells`` and the other 0.5 module names of :data:`MOVED`, as attributes; 0.5's
+    ``CELL_IDS`` / ``CELL_NOTES`` (the cell generators' entries of :data:`ENV_IDS` / :data:`ENV_NOTES`)."""
+    if name in _MOVED_NAMES:
+        import warnings
+
+        new, value = _MOVED_NAMES[name]
+        warnings.warn(f"msenv.{name} is deprecated: every id is in {new} (msenv.{name} is removed in 0.7)",
+                      DeprecationWarning, stacklevel=2)
+        return value
     return _FINDER.attribute("msenv", name)
 
 
 __all__ = [
-    "CELL_IDS",
     "CellConfig",
+    "EnvSpec",
     "layout_of",
     "make_env",
     "make_vector_env",
-    "CELL_NOTES",
     "ENV_IDS",
     "env_config",
     "DYNAMIC_IDS",
+    "TRACE_IDS",
     "ENV_NOTES",
     "INFO_KEYS",
     "MultiSpinEnv",

@@ -18,15 +18,15 @@ from baselines.adaptive import (
     budget_lengths,
 )
 from baselines.saa import SAAEstimator
-from msenv.engine.context import RoundContext
+from msenv.engine.kinds.traces import TraceContext
 from msenv.model import acceptance, latency
 
 
-def _context(k=4, gamma_max=12, t_draft=None, **extra) -> RoundContext:
+def _context(k=4, gamma_max=12, t_draft=None, **extra) -> TraceContext:
     cfg = msenv.SystemConfig(num_devices=k, gamma_max=gamma_max)
     t = np.full(k, cfg.t_draft_ref_s) if t_draft is None else np.asarray(t_draft, float)
     g = np.full(k, 1e-11)
-    return RoundContext(np.full(k, 0.7), t, g, g, cfg.p_ul_w, cfg.p_dl_w, cfg, beta=g, **extra)
+    return TraceContext(np.full(k, 0.7), t, g, g, cfg.p_ul_w, cfg.p_dl_w, cfg, beta=g, **extra)
 
 
 def _info(accepted, rejected, tokens=None, latency_s=0.1, done=None):

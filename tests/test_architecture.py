@@ -136,7 +136,7 @@ def test_the_dynamic_kernel_entry_takes_its_structs_fields_in_order():
     the fields of the three NamedTuples, in order, so no call site depends on positions."""
     import inspect
 
-    from msenv.engine import dynamics
+    from msenv.engine.kinds import dynamics_round as dynamics
 
     params = list(inspect.signature(dynamics.dynamic_rows.py_func).parameters)
     assert params == ["u", "gamma", *dynamics.Inputs._fields, *dynamics.Tables._fields, *dynamics.Outputs._fields]
@@ -155,11 +155,10 @@ BOTTOM_FLOOR = ("atomic",)
 def test_msenv_is_its_subpackages():
     top = sorted(p.name for p in (ROOT / "msenv").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists())
     assert top == sorted(["__init__.py", *(f"{m}.py" for m in BOTTOM_FLOOR), *MSENV_LAYERS])
-    for layer in MSENV_LAYERS:
-        folder = ROOT / "msenv" / layer
+    for folder in [p.parent for p in (ROOT / "msenv").glob("*/**/__init__.py")]:
         modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
-        assert len(modules) <= MAX_MODULES_PER_FOLDER, (layer, modules)
-        assert ast.get_docstring(ast.parse((folder / "__init__.py").read_text())), f"msenv/{layer} says what it owns"
+        assert len(modules) <= MAX_MODULES_PER_FOLDER, (folder, modules)
+        assert ast.get_docstring(ast.parse((folder / "__init__.py").read_text())), f"{folder} says what it owns"
 
 
 def test_the_bottom_floor_imports_nothing_of_the_project():
@@ -303,47 +302,63 @@ def test_msenv_subpackages_import_only_downwards():
 
 #: the attributes that tell an engine's kind (and the config property that decides it)
 KIND_ATTRIBUTES = {"dynamic", "pads_cells", "is_paper_scenario"}
-#: where a config may be asked whether it is a cell generator's
-CELLS_MODULES = {"msenv/config/cells.py", "msenv/envs/cells.py", "msenv/envs/cells_vector.py"}
+#: the fields whose presence tells a config's kind (a trace, a cell generator), and the classes whose
+#: isinstance tells a config's or an engine's kind
+KIND_FIELDS = {"trace_source", "base", "k_range", "k_max"}
+KIND_CLASSES = {"SystemConfig", "CellConfig", "PaperEngine", "DynamicEngine", "TraceEngine", "PaperState",
+                "DynamicState", "TraceState", "DynamicContext", "TraceContext"}
+#: where a config may be asked whether it is a cell generator's (the config's own modules and the
+#: cells shells)
+CELLS_MODULES = {"msenv/config/cells.py", "msenv/config/spec.py", "msenv/envs/cells.py", "msenv/envs/cells_vector.py"}
+#: where the kind is decided or declared: the engine, the config, the registry (which lists the ids of each
+#: kind), and the trace data layer (which files a config's traces read)
+KIND_HOMES = ("msenv/engine/", "msenv/config/", "msenv/__init__.py", "msenv/traces/")
 
 
 def _kind_reads(tree: ast.AST) -> list[tuple[int, str]]:
-    """(line, what) of every read of an engine's kind, and every isinstance(…, CellConfig) /
-    hasattr(…, "k_range") in ``tree``."""
+    """(line, what) of every read of an engine's kind in ``tree``: an engine kind's attribute, a
+    ``trace_source`` compared with None (is there a trace?), ``getattr``/``hasattr`` of a field that
+    only one kind has, and ``isinstance`` with a config, engine, state or context class."""
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in KIND_ATTRIBUTES:
             out.append((node.lineno, f".{node.attr}"))
         elif isinstance(node, ast.Name) and node.id == "engine_of":
             out.append((node.lineno, "engine_of"))
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "hasattr"):
+        elif isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute) \
+                and node.left.attr == "trace_source" and any(isinstance(c, ast.Constant) and c.value is None
+                                                             for c in node.comparators):
+            out.append((node.lineno, ast.unparse(node)))
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "hasattr", "getattr"):
             arg = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
-            if "CellConfig" in arg or "k_range" in arg:
+            names = set(arg.replace("(", " ").replace(")", " ").replace(",", " ").replace("|", " ").split())
+            if (node.func.id == "isinstance" and names & KIND_CLASSES) or arg.strip("'\"") in KIND_FIELDS:
                 out.append((node.lineno, ast.unparse(node)))
     return out
 
 
 def test_no_code_outside_the_engine_asks_which_engine_it_holds():
     """The engine is built once from the config (``engine_for``) and every shell, agent and script
-    calls its methods: outside msenv/engine (and the config property that decides the kind) no code
-    reads an engine's kind, and only the cells modules ask whether a config is a cell generator's."""
+    calls its methods and the config's :class:`~msenv.config.EnvSpec`: outside the engine, the
+    config and the registry no code reads an engine's kind or asks which config it holds, and only
+    the cells modules ask whether a config is a cell generator's."""
     bad = []
     for p in _sources(*PACKAGES, ROOT / "docs" / "_ext", ROOT / "examples") + [ROOT / "train.py"]:
         rel = str(p.relative_to(ROOT))
+        if rel.startswith(KIND_HOMES) or rel in CELLS_MODULES:
+            continue
         for line, what in _kind_reads(ast.parse(p.read_text())):
-            cells_check = what.startswith(("isinstance", "hasattr"))
-            if cells_check and rel in CELLS_MODULES:
-                continue
-            if not cells_check and (rel.startswith("msenv/engine/") or rel == "msenv/config/system.py"):
-                continue
             bad.append(f"{rel}:{line} {what}")
     assert not bad, "\n".join(bad)
 
 
 def test_the_kind_scan_finds_each_read():
-    tree = ast.parse("e.dynamic\nengine_of(c)\nisinstance(c, CellConfig)\nhasattr(c, 'k_range')\nc.pads_cells")
-    assert sorted(w for _, w in _kind_reads(tree)) == sorted([".dynamic", "engine_of", "isinstance(c, CellConfig)",
-                                                              "hasattr(c, 'k_range')", ".pads_cells"])
+    tree = ast.parse("e.dynamic\nengine_of(c)\nisinstance(c, CellConfig)\nhasattr(c, 'k_range')\nc.pads_cells\n"
+                     "cfg.traces.trace_source is not None\ngetattr(c, 'base', c)\nisinstance(e, (PaperEngine, int))\n"
+                     "isinstance(x, int)\ngetattr(c, 'name')")
+    assert sorted(w for _, w in _kind_reads(tree)) == sorted([
+        ".dynamic", "engine_of", "isinstance(c, CellConfig)", "hasattr(c, 'k_range')", ".pads_cells",
+        "cfg.traces.trace_source is not None", "getattr(c, 'base', c)", "isinstance(e, (PaperEngine, int))"])
 
 
 def test_the_0_5_import_paths_are_the_modules_at_their_new_paths(monkeypatch):

@@ -10,7 +10,8 @@ from scipy import stats
 
 import msenv
 from msenv import MultiSpinEnv
-from msenv.engine.observation import DS, device_features
+from msenv.engine.cells import SPEED_FEATURE
+from msenv.engine.functional import device_features, layout
 from msenv.envs.cells import CellConfig, MultiSpinCellsEnv, cell_rng, draw_cell, resolve_cells, size_feature
 
 HETERO = msenv.resolve_config(msenv.ENV_IDS["msenv/MultiSpin-Hetero-v0"], episode_length=6)
@@ -30,10 +31,11 @@ def test_a_fixed_cell_replays_the_single_cell_env():
         for _ in range(6):
             rows = obs[: 7 * (f + 1)].reshape(7, f + 1)
             plain = so[: 7 * f].reshape(7, f)
-            keep = [i for i in range(f) if i != DS.speed]
+            speed = layout(HETERO).device.index(SPEED_FEATURE)
+            keep = [i for i in range(f) if i != speed]
             np.testing.assert_array_equal(rows[:, keep], plain[:, keep])
             scale = single.state.t_draft[0] / HETERO.t_draft_ref_s
-            np.testing.assert_allclose(rows[:, DS.speed], np.tanh(scale - 1.0), rtol=1e-6)
+            np.testing.assert_allclose(rows[:, speed], np.tanh(scale - 1.0), rtol=1e-6)
             assert np.all(rows[:, -1] == 1.0) and obs[-1] == pytest.approx(np.tanh(np.log(7) / 4), rel=1e-6)
             a = rng.integers(0, 21, 7)
             obs, r, _, trunc, i1 = env.step(a)

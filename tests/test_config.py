@@ -60,6 +60,7 @@ BAD = {
     "trace_requests": [2, 10**7],
     "trace_seed": [-1, 1.5],
     "trace_drop_limit": [1, 3.0],
+    "trace_posterior": [1, "yes", None],
 }
 
 

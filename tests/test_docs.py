@@ -50,7 +50,7 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
     for page in ("index", "model", "getting-started", "training", "integrations", "api",
                  "generated/environments", "generated/configuration", "generated/controllers", "generated/cli"):
         assert (html / f"{page}.html").exists(), page
-    for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):
+    for env_id in tuple(msenv.ENV_IDS):
         assert (html / "generated" / f"{msenv_docs.page_name(env_id)}.html").exists()
     model = (html / "model.html").read_text()
     assert "mathjax" in model.lower() and model.count('class="math') >= 20
@@ -80,14 +80,14 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
                         "## Version history"):
             assert section in page, (env_id, section)
         assert (generated / "img" / f"{env_id.split('/')[-1]}.png").stat().st_size > 10_000
-    for env_id in (*msenv.ENV_IDS, *msenv.CELL_IDS):  # the animated episode at the top, small enough to commit
+    for env_id in tuple(msenv.ENV_IDS):  # the animated episode at the top, small enough to commit
         name = env_id.split("/")[-1]
         gif = DOCS / "figures" / "episodes" / f"{name}.gif"
         assert gif.exists() and gif.stat().st_size < 300_000, gif
         assert f"](../figures/episodes/{name}.gif)" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
-    for env_id in msenv.CELL_IDS:
+    for env_id in msenv.ENV_IDS:
         assert "## Version history" in (generated / f"{msenv_docs.page_name(env_id)}.md").read_text(), env_id
-    assert set(msenv_docs.ADDED_IN) == {*msenv.ENV_IDS, *msenv.CELL_IDS}  # a new id needs its release
+    assert set(msenv_docs.ADDED_IN) == set(msenv.ENV_IDS)  # a new id needs its release
     assert msenv.__version__ == msenv_docs.RELEASES[-1]
     assert f"## {msenv.__version__} " in (DOCS / "changelog.md").read_text()
     config = (generated / "configuration.md").read_text()
@@ -107,11 +107,10 @@ def test_generated_pages_cover_every_id_and_every_field(generated):
 
 
 def test_observation_and_info_docs_match_the_spaces():
-    from msenv.engine.functional import engine_for
-    from msenv.engine.observation import feature_docs
+    from msenv.engine.functional import engine_for, feature_docs
 
-    for config in msenv.ENV_IDS.values():
-        cfg = msenv.resolve_config(config)
+    for env_id in msenv.ENV_IDS:
+        cfg = msenv.env_config(env_id).base
         dev, glob = feature_docs(cfg)
         lay = msenv.layout_of(cfg)
         assert (len(dev), len(glob)) == (lay.row, lay.n_globals)
@@ -144,7 +143,7 @@ def test_every_python_block_runs(page, quick_agent_cwd, monkeypatch):
 @pytest.mark.slow
 def test_every_python_block_of_the_generated_pages_runs(generated):
     blocks = [b for p in sorted(generated.glob("*.md")) for b in _blocks(p.read_text(), ("python",))]
-    assert len(blocks) == len(msenv.ENV_IDS) + len(msenv.CELL_IDS)
+    assert len(blocks) == len(msenv.ENV_IDS)
     for block in blocks:
         ns: dict = {}
         exec(compile(block, "generated", "exec"), ns)
@@ -337,7 +336,7 @@ def test_every_env_page_opens_with_its_summary_box_and_has_a_baselines_table(gen
     itself), and — as README promises — every id's page has its baselines table."""
     import gymnasium as gym
 
-    for env_id in [*msenv.ENV_IDS, *msenv.CELL_IDS]:
+    for env_id in list(msenv.ENV_IDS):
         text = (generated / f"{msenv_docs.page_name(env_id)}.md").read_text()
         head = text.split("\n## ")[0]
         assert ":::{container} summary-box" in head, env_id

@@ -1,4 +1,4 @@
-"""model §11 dynamics (msenv.engine.dynamics): requests, their renewals and the tokens they count."""
+"""model §11 dynamics (msenv.engine.kinds.dynamics): requests, their renewals and the tokens they count."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from scipy import stats
 import msenv  # noqa: F401
 from msenv import SystemConfig
 from msenv.engine import functional as F
+from msenv.engine.kinds.dynamics import REQUEST_POOL
 from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
 from msenv.model import acceptance
@@ -47,7 +48,7 @@ def test_the_jth_request_is_the_same_whatever_the_controller():
                 reqs.setdefault((k, int(s.req_index[0, k])), (int(s.task[0, k]), float(s.alpha_req[0, k])))
             env.step(np.full(5, g))
         seen.append(reqs)
-    common = {key for key in set(seen[0]) & set(seen[1]) if key[1] <= F.REQUEST_POOL}  # later: step draws
+    common = {key for key in set(seen[0]) & set(seen[1]) if key[1] <= REQUEST_POOL}  # later: step draws
     assert len([j for (_, j) in common if j >= 1]) >= 10
     for key in common:
         assert seen[0][key] == seen[1][key], key
@@ -71,12 +72,12 @@ def test_request_renewals_in_and_past_the_pool(over):
         before = venv.state
         obs, _, _, _, info = venv.step(np.full((3, 4), 1 + t % 4))
         s = venv.state
-        np.testing.assert_array_equal(obs, F.observe(s.evolve(obs=None), cfg))
+        np.testing.assert_array_equal(obs, F.observe(s._replace(obs=None), cfg))
         done = info["request_done"]
         np.testing.assert_array_equal(s.req_index, before.req_index + done)
         for r, i in zip(*np.nonzero(done)):
             j = s.req_index[r, i]
-            if j <= F.REQUEST_POOL:
+            if j <= REQUEST_POOL:
                 in_pool += 1
                 task, length, u_alpha = before.req_pool[r, i, j - 1]
                 a0, b0 = acceptance.beta_prior(cfg.acceptance_rates[int(task)], cfg.alpha_concentration)

@@ -274,7 +274,7 @@ def test_a_slow_first_use_prints_one_notice_and_a_warm_one_none(capfd, monkeypat
 
     from numba import njit
 
-    from msenv.model._numeric import compile_notice
+    from msenv.model.numeric import compile_notice
 
     monkeypatch.setenv("MSENV_COMPILE_NOTICE_S", "0.05")
     with compile_notice("the test's kernels"):

@@ -31,7 +31,6 @@ from msenv.config import (
 )
 from msenv.config.cells import K_LAWS
 from msenv.config.deprecation import SAA_FIELDS
-from msenv.envs.cells import flat_fields
 
 CHOICES = (ALPHA_BELIEFS, ALPHA_DYNAMICS, CHANNEL_DYNAMICS, CSI_MODES, FADING_MODELS, FADING_REDRAW, MODE_POLICIES,
            tuple(PRESETS), SAA_OBJECTIVES, VERIFY_BATCH, K_LAWS)
@@ -83,7 +82,7 @@ def _changed(config, name, value):
     return None, None
 
 
-IDS = [*msenv.ENV_IDS, *msenv.CELL_IDS]
+IDS = list(msenv.ENV_IDS)
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -93,7 +92,7 @@ def test_every_field_may_change_at_reset_or_is_refused_by_the_layout(env_id):
     the env plays the changed config from that episode on, its spaces as they were."""
     config = msenv.env_config(env_id)
     refused = allowed = 0
-    for name, value in flat_fields(config).items():
+    for name, value in config.fields().items():
         if name in SAA_FIELDS:
             continue  # deprecated: the SAA controllers' settings, which no env reads
         alt, new = _changed(config, name, value)
@@ -118,7 +117,7 @@ def test_every_field_may_change_at_reset_or_is_refused_by_the_layout(env_id):
         else:
             obs, _ = env.reset(seed=0, options={"config": {name: alt}})
             assert (env.observation_space, env.action_space) == spaces and obs in env.observation_space
-            assert flat_fields(env.config)[name] == alt
+            assert env.config.fields()[name] == alt
             env.step(env.action_space.sample())
             allowed += 1
     assert refused >= 2 and allowed >= 20, (refused, allowed)  # gamma_max and the slots, at least
@@ -160,5 +159,5 @@ def test_the_layout_is_the_spaces_and_the_agents_read_it():
 
 
 def test_types_are_known_for_every_field():
-    assert set(TYPES) | set(SAA_FIELDS) >= set(flat_fields(msenv.env_config("msenv/MultiSpin-Cells-v0")))
+    assert set(TYPES) | set(SAA_FIELDS) >= set(msenv.env_config("msenv/MultiSpin-Cells-v0").fields())
     assert typing.get_type_hints  # the declared types are strings under postponed evaluation

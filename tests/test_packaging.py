@@ -36,7 +36,9 @@ for env_id in msenv.ENV_IDS:
     obs, _ = env.reset(seed=0)
     greedy = make_controller("greedy-saa", n_samples=50)
     greedy.reset(seed=0)
-    obs, reward, term, trunc, info = env.step(greedy.act(env.unwrapped.context))
+    action = greedy.act(env.unwrapped.context)  # a cell generator's cell fills the first of its slots
+    action = np.pad(action, (0, env.action_space.shape[0] - len(action)))
+    obs, reward, term, trunc, info = env.step(action)
     assert np.isfinite(reward) and reward > 0 and env.observation_space.contains(obs)
     out[env_id] = reward
 rows = evaluate([parse_entry("fixed-4")], msenv.resolve_config("qwen2.5", episode_length=3), episodes=1)

@@ -220,7 +220,7 @@ def test_extreme_but_valid_inputs_are_finite():
 def test_compiled_sum_follows_numpy_float_order():
     """The compiled kernels sum in numpy's pairwise order, so DL powers and filter
     normalisations equal numpy's np.sum bit for bit (lengths across every branch)."""
-    from msenv.model._numeric import pairwise_sum
+    from msenv.model.numeric import pairwise_sum
 
     rng = np.random.default_rng(0)
     for n in list(range(1, 40)) + [127, 128, 129, 255, 256, 300, 1000]:

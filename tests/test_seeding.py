@@ -14,7 +14,7 @@ import pytest
 from agents.envs import make_vec_env, training_seeds
 from evaluation.suites import RESERVED_SEEDS, TEST_SEEDS, VALIDATION_SEEDS, reserved_overlap
 from msenv import SystemConfig
-from msenv.engine.seeding import DERIVED_HIGH, DERIVED_LOW, derived_seeds
+from msenv.envs.seeding import DERIVED_HIGH, DERIVED_LOW, derived_seeds
 
 ROOT = Path(__file__).resolve().parents[1]
 

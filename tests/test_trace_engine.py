@@ -1,4 +1,4 @@
-"""Acceptance replayed from traces (msenv.engine.traces, model §12): against a direct replay of
+"""Acceptance replayed from traces (msenv.engine.kinds.traces, model §12): against a direct replay of
 hand-made banks, written in both file formats."""
 
 from __future__ import annotations

@@ -212,6 +212,22 @@ def test_a_rewritten_bank_is_read_again_under_its_new_digest(tmp_path):
     one_line(lambda: bank_of(cfg), path, "cannot read")  # a file gone: said, not replayed from memory
 
 
+def test_an_env_made_after_a_bank_is_rewritten_replays_the_new_bank(tmp_path):
+    """The engine of a config that reads files is built per version of them: an env made after the
+    file changed replays the new bank, one made before keeps the bank it started with."""
+    from msenv.engine.functional import engine_for
+
+    path = tmp_path / "bank.npz"
+    write_npz(path, preset_bank("cnn-ngram", requests=20, seed=1))
+    cfg = msenv.env_config(ID, trace_source=str(path), trace_split="all", num_devices=3)
+    before = engine_for(cfg)
+    assert engine_for(cfg) is before
+    write_npz(path, preset_bank("gsm8k-eagle", requests=20, seed=2))
+    after = engine_for(cfg)
+    assert after is not before and after.bank.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert before.bank.sha256 != after.bank.sha256
+
+
 # ---------------------------------------------------------------------- 3. trace_requests
 def test_trace_requests_is_bounded_by_memory():
     from msenv.config.groups import MAX_TRACE_REQUESTS

@@ -197,3 +197,56 @@ def test_bad_arguments_exit_2_with_one_line(argv, tmp_path, monkeypatch, capsys)
         code = e.code
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err and "error" in err[-1]
+
+
+def test_the_hidden_states_are_the_generators_by_a_plain_replay():
+    """``hidden_states`` (what a state oracle knows) against a plain-Python replay of the model's
+    draws (module docstring of msenv.traces.model): for every request the same level, for every
+    position the same state, and acc_len from those states, F, C and the horizon as generated."""
+    import math
+
+    from msenv.traces.model import DRAWS_PER_POSITION, FREE_DEPTH, generate_bank, hidden_states
+
+    params, cap, n = PRESETS["cnn-ngram"].params, 21, 6
+    bank = generate_bank(params, n, seed=5, cap=cap)
+    z, high = hidden_states(params, n, seed=5, cap=cap)
+    rng = np.random.default_rng(5)
+    children = rng.spawn(n)
+    z_ref = rng.standard_normal((n, 2))[:, 0]
+    np.testing.assert_array_equal(z, z_ref)
+
+    def sig(x):
+        return 1.0 / (1.0 + math.exp(-min(max(x, -30.0), 30.0)))
+
+    def logit(p):
+        return math.log(p / (1.0 - p))
+
+    for r in range(n):
+        lo, hi = bank.offsets[r], bank.offsets[r + 1]
+        u = children[r].random(DRAWS_PER_POSITION * (hi - lo)).reshape(-1, DRAWS_PER_POSITION)
+        share = sig(logit(params.high_share) + params.high_spread * z[r])
+        move = 1.0 - sig(logit(params.stay) + params.stay_spread * z[r])
+        f_p = [sig(logit(p) + params.level_spread * z[r]) for p in (params.first_low, params.first_high)]
+        c_p = [sig(logit(p) + params.level_spread * z[r]) for p in (params.cont_low, params.cont_high)]
+        state = bool(u[0, 0] < share)
+        states, first, cont = [], [], []
+        for q in range(hi - lo):
+            if q > 0:
+                state = bool(u[q, 0] >= move * (1.0 - share)) if state else bool(u[q, 0] < move * share)
+            states.append(int(state))
+            first.append(u[q, 1] < f_p[state])
+            cont.append(u[q, 2] < c_p[state])
+        np.testing.assert_array_equal(high[lo:hi], states)
+        for q in range(hi - lo):  # acc_len from the states' F and C (and the horizon beyond FREE_DEPTH)
+            run = 0
+            while q + 1 + run < hi - lo and cont[q + 1 + run]:
+                run += 1
+            if not first[q]:
+                expect = 1
+            else:
+                depth = run
+                if params.tail < 1.0 and run > FREE_DEPTH:
+                    extra = math.log(1.0 - u[q, 3]) / math.log(params.tail)
+                    depth = FREE_DEPTH + int(extra) if extra < run - FREE_DEPTH else run
+                expect = min(cap, 2 + depth)
+            assert bank.acc_len[lo + q] == expect, (r, q)

@@ -9,8 +9,8 @@ from configs import DYNAMIC
 
 import msenv
 from msenv import SystemConfig
+from msenv.engine.base import INFO_KEYS
 from msenv.engine.functional import info_keys
-from msenv.engine.kinds import INFO_KEYS
 from msenv.envs.env import MultiSpinEnv
 from msenv.envs.vector import MultiSpinVectorEnv
 

@@ -30,7 +30,6 @@ from evaluation.report import (
     summarize,
 )
 from msenv.atomic import atomic_files
-from msenv.envs.cells import config_label
 from msenv.traces.sources import trace_files
 
 from ..controller import AgentFactory
@@ -102,7 +101,7 @@ def compare(config: TrainingConfig, run: Run, base: Baselines, trained: Trained)
     ppo_results = evaluate(agents, cfg, config.eval_episodes, config.eval_seed, progress=run.progress)
     rows = comparison_rows(ppo_results + base.results)  # greedy-saa, the agents, the other baselines
     print_table(rows,
-                f"{config_label(cfg)}, {config.eval_episodes} held-out episodes × {cfg.episode_length} rounds (seeds "
+                f"{cfg.label}, {config.eval_episodes} held-out episodes × {cfg.episode_length} rounds (seeds "
                       f"{config.eval_seed}..), PPO {config.timesteps} steps")
     print(leaders_line(rows), flush=True)
     greedy = next(r for r in rows if r["controller"] == REFERENCE)
@@ -163,7 +162,7 @@ def draw_learning_curve(plt, eval_npz: Path, history: list[dict], rows: list[dic
     ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 0), useMathText=True)
     ax.set_xlabel("environment steps (rounds)")
     ax.set_ylabel("per-round goodput (tok/s)")
-    ax.set_title(f"PPO vs baselines: {config_label(cfg)}")
+    ax.set_title(f"PPO vs baselines: {cfg.label}")
     figure_legend(fig, *ax.get_legend_handles_labels(), max_cols=2)
     return fig
 

@@ -15,7 +15,7 @@ from baselines import make_controller
 from evaluation.entries import check_entries
 from evaluation.harness import ControllerFactory, Entry, parse_entry
 from evaluation.suites import seed_refusal
-from msenv import CELL_IDS, ENV_IDS, env_config, layout_of
+from msenv import ENV_IDS, env_config, layout_of
 from msenv.config import CellConfig, SystemConfig
 
 from ..defaults import QUICK, default_baselines, gae_lambda_for, id_config, id_settings, ppo_kwargs
@@ -46,7 +46,7 @@ class TrainingConfig:
     once built, every field holds its value (``env_config`` the env's config)."""
 
     # ------------------------------------------------------------------ the scenario
-    #: the registered id trained on (``msenv.ENV_IDS`` or ``msenv.CELL_IDS``) — its env config, and
+    #: the registered id trained on (``msenv.ENV_IDS``) — its env config, and
     #: its row of the defaults table
     env_id: str = DEFAULT_ENV_ID
     #: env config fields set on top of the id's config (any field, e.g. ``{"p_dl_dbm": 20}``) — a
@@ -144,8 +144,8 @@ class TrainingConfig:
 
     def __post_init__(self) -> None:
         """Fill the fields left None (the table), then check every setting, the env config's first."""
-        if self.env_id not in ENV_IDS and self.env_id not in CELL_IDS:
-            raise invalid("env_id", self.env_id, f"a registered id: {', '.join([*ENV_IDS, *CELL_IDS])}")
+        if self.env_id not in ENV_IDS:
+            raise invalid("env_id", self.env_id, f"a registered id: {', '.join(ENV_IDS)}")
         table = {**id_settings(self.env_id), **(QUICK if self.quick else {})}
         for name, value in table.items():
             if name not in FIELDS and name not in QUICK:  # a slip in agents/defaults.py, said rather than dropped

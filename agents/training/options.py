@@ -24,7 +24,7 @@ import dataclasses
 import json
 from typing import Any
 
-from msenv import CELL_IDS, ENV_IDS
+from msenv import ENV_IDS
 from msenv.config import MODE_POLICIES, parse_overrides
 
 from ..defaults import BASELINES, DYNAMIC_BASELINES, MAIN_JOB, QUICK
@@ -63,9 +63,9 @@ def add_options(ap: argparse.ArgumentParser) -> None:
     """``train.py``'s options, in three groups, on ``ap``."""
     m = MAIN_JOB
     env = ap.add_argument_group("scenario")
-    env.add_argument("--env-id", default=None, choices=[*ENV_IDS, *CELL_IDS], metavar="ID",
+    env.add_argument("--env-id", default=None, choices=list(ENV_IDS), metavar="ID",
                      help=f"a registered id: its config (default {DEFAULT_ENV_ID}); one of: "
-                          f"{', '.join([*ENV_IDS, *CELL_IDS])}")
+                          f"{', '.join(list(ENV_IDS))}")
     env.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
                      help="any config field on top of the id's config; VALUE is JSON where it parses (numbers, "
                           "true/false, lists such as draft_scale_range=[1.0,2.0]), else a string")

@@ -85,6 +85,6 @@ if __name__ == "__main__":
 
     if not sys.argv[1:]:
         print(f"{PICTURE.relative_to(ROOT)}: labels {write_round_picture():.1f} px")
-    for env_id in sys.argv[1:] or [*msenv.ENV_IDS, *msenv.CELL_IDS]:
+    for env_id in sys.argv[1:] or list(msenv.ENV_IDS):
         p = write_gif(env_id)
         print(f"{p.relative_to(ROOT)}: {p.stat().st_size / 1024:.0f} KB")

@@ -159,7 +159,7 @@ def summary_box(env_id: str) -> str:
 
     env = gym.make(env_id).unwrapped
     cfg = msenv.env_config(env_id)
-    base = getattr(cfg, "base", cfg)
+    base = cfg.base
     nvec = env.action_space.nvec
     action = (f"MultiDiscrete([{nvec[0]}] * {len(nvec)})" if len(set(nvec.tolist())) == 1 else str(env.action_space))
     rows = [["Action space", f"`{action}` (a draft length per device slot)"],
@@ -200,10 +200,9 @@ def env_page(env_id: str, out: Path = OUT) -> str:
 
     import msenv
     from msenv.config import FIELD_ORDER, SystemConfig
-    from msenv.engine.functional import engine_for
-    from msenv.engine.observation import feature_docs
+    from msenv.engine.functional import engine_for, feature_docs
 
-    cfg = msenv.resolve_config(msenv.ENV_IDS[env_id])
+    cfg = msenv.env_config(env_id)
     lay = msenv.layout_of(cfg)
     k, nf = lay.slots, lay.row
     default = SystemConfig()
@@ -245,7 +244,8 @@ def env_page(env_id: str, out: Path = OUT) -> str:
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{cfg.gamma_max + 1}] * {k})` — one draft length in "
         f"[0, {cfg.gamma_max}] per device; a bad action raises `ValueError` naming the device.\n"
         f"- **Observation**: float32 `Box(-1, 1, ({lay.obs_size},))` — {k} device rows of {nf} entries "
-        f"(device k at `{nf}k + j`), then 2 global entries:\n\n" + md_table(["index", "meaning"], obs_rows),
+        f"(device k at `{nf}k + j`), then {lay.n_globals} global entries:\n\n"
+        + md_table(["index", "meaning"], obs_rows),
         ("## Reward and episode\n\nThe reward is the round's goodput Σ_k N_k / T in tokens/s, times "
          f"`reward_scale` ({cfg.reward_scale}). An episode is {cfg.episode_length} rounds, then truncated "
          "(never terminated). The score that matters over an episode is its long-run throughput Σ tokens / "
@@ -264,10 +264,9 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
     """The page of a cell-generator id (generated from :class:`msenv.envs.cells.CellConfig`)."""
     import msenv
     from msenv.config import FIELD_ORDER, SystemConfig, field_docs
-    from msenv.engine.cells import K_SCALE
-    from msenv.engine.functional import engine_for
-    from msenv.engine.kinds import CELL_INFO
-    from msenv.engine.observation import DS, GLOBAL_FEATURES, device_features, feature_docs
+    from msenv.engine.base import CELL_INFO
+    from msenv.engine.cells import K_SCALE, SPEED_FEATURE
+    from msenv.engine.functional import engine_for, feature_docs
     from msenv.envs.cells import CELL_FIELDS, CellConfig
 
     cells = msenv.env_config(env_id)
@@ -277,18 +276,20 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
                  _fmt(getattr(CellConfig(), n)) if n != "base" else "`SystemConfig()`", docs[n]] for n in CELL_FIELDS]
     diff = [[f"`{name}`", _fmt(getattr(base, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(base, name) != getattr(default, name)]
-    nf = device_features(base)
+    single = engine_for(base).layout
+    nf, n_glob = single.row, single.n_globals
     dev, glob = feature_docs(base)
-    dev[DS.speed] = "tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in every cell"
+    dev[single.device.index(SPEED_FEATURE)] = ("tanh(T_k^dft / T_dft,ref − 1): the drafting-speed scale, the same in "
+                                               "every cell")
     obs_rows = ([[f"`{nf + 1}k + {i}`", d] for i, d in enumerate(dev)]
                 + [[f"`{nf + 1}k + {nf}`", "1 for a device, 0 for a padded slot (whose row is all zeros)"]]
                 + [[f"`{nf + 1}·k_max + {i}`", d] for i, d in enumerate(glob)]
-                + [[f"`{nf + 1}·k_max + {GLOBAL_FEATURES}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
+                + [[f"`{nf + 1}·k_max + {n_glob}`", f"tanh(ln K / {K_SCALE:g}): the cell's size"]])
     info_rows = [[f"`{key.name}`", key.doc.replace("[K]", "[k_max]")] for key in engine_for(base).info + CELL_INFO]
     name = env_id.split("/")[-1]
     _render(env_id, out / "img" / f"{name}.png")
     return "\n".join([
-        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.CELL_NOTES[env_id]}\n\n{_top_image(name)}\n",
+        f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         ("A cell generator: every episode draws a new cell — its number of devices K, its drafting "
          "spread, and through the base config its distances, budgets and tasks — and plays it exactly as "
          "the single-cell env of that cell would (same seed, same rounds). The spaces stay fixed, as SB3 "
@@ -325,11 +326,15 @@ def cells_page(env_id: str, out: Path = OUT) -> str:
         f"## Spaces\n\n- **Action**: `MultiDiscrete([{base.gamma_max + 1}] * k_max)` — slots 0 … K − 1 are the "
         "cell's devices; the padded slots' entries must be valid draft lengths and are ignored (the round is "
         "played with `action[:K]`), so they never change tokens, latency or goodput.\n"
-        f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {GLOBAL_FEATURES + 1},))` — k_max rows of "
-        f"{nf + 1} entries, then {GLOBAL_FEATURES + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
-        "## Reward, episode and `info`\n\nAs the single-cell ids: the round's goodput, "
-        f"{base.episode_length} rounds then truncated. `info` (per-device arrays padded to k_max with zeros, so "
-        "vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),
+        f"- **Observation**: float32 `Box(-1, 1, ({nf + 1}·k_max + {n_glob + 1},))` — k_max rows of "
+        f"{nf + 1} entries, then {n_glob + 1} globals:\n\n" + md_table(["index", "meaning"], obs_rows),
+        ("## Reward and episode\n\nAs the single-cell ids: the round's goodput (tokens/s) times `reward_scale`, "
+         f"{base.episode_length} rounds then truncated.\n"),
+        "## `info`\n\nThe single-cell `info`, per-device arrays padded to k_max with zeros (so vector envs stack "
+        "them), and the cell's size:\n\n" + md_table(["key", "meaning"], info_rows),
+        ("## What a server can know\n\nWhat it knows in the cell the episode drew (the base config's model: here "
+         "the paper's, where what a server sees is the truth), and the cell's size K; the padded slots are "
+         "no devices.\n"),
         cells_baselines_section(env_id),
         history_section(env_id),
     ])
@@ -354,11 +359,10 @@ def _render(env_id: str, path: Path) -> None:
 def environments_index() -> str:
     import msenv
 
-    notes = {**msenv.ENV_NOTES, **msenv.CELL_NOTES}
+    notes = msenv.ENV_NOTES
     rows = [[f"[`{i}`]({page_name(i)}.md)", n] for i, n in notes.items()]
     toc = "\n".join(page_name(i) for i in notes)
-    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS` and, for the "
-            "cell generator, `msenv.CELL_IDS`). Each "
+    return ("# Environments\n\nEvery id `import msenv` registers (generated from `msenv.ENV_IDS`). Each "
             "page says how to make it, its configuration, spaces, reward, `info`, what a server can know and "
             "its baselines table.\n\n" + md_table(["id", "what"], rows)
             + f"\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
@@ -604,15 +608,15 @@ def house_svg() -> str:
 def write_all(out: Path = OUT) -> list[Path]:
     """Write every generated page; returns the files written."""
     import msenv
+    from msenv.config import CellConfig
 
     out.mkdir(parents=True, exist_ok=True)
     pages = {"environments.md": environments_index(), "configuration.md": configuration_page(),
              "controllers.md": controllers_page(), "cli.md": cli_page(), "figure-commits.md": figure_commits(),
              "baselines-tables.md": baselines_tables_page()}
-    for env_id in msenv.ENV_IDS:
-        pages[f"{page_name(env_id)}.md"] = env_page(env_id, out)
-    for env_id in msenv.CELL_IDS:
-        pages[f"{page_name(env_id)}.md"] = cells_page(env_id, out)
+    for env_id in msenv.ENV_IDS:  # the page of the shell that plays the id
+        page = cells_page if msenv.env_config(env_id).entry == CellConfig.entry else env_page
+        pages[f"{page_name(env_id)}.md"] = page(env_id, out)
     from plain_math import markdown_math
 
     # the code's plain-Unicode formulas as math (the command lines' help stays as printed)

@@ -1,7 +1,8 @@
 """The configuration: validated, frozen dataclasses — one per concern (:mod:`~msenv.config.groups`),
-gathered by :class:`~msenv.config.system.SystemConfig` — the checks they share, and what the config
-still accepts by an old name (:mod:`~msenv.config.deprecation`). Imports nothing of msenv; every
-other part reads it."""
+gathered by :class:`~msenv.config.system.SystemConfig`; the cell generator's
+:class:`~msenv.config.cells.CellConfig`; the protocol both satisfy (:class:`~msenv.config.spec.EnvSpec`);
+the checks they share, and what the config still accepts by an old name
+(:mod:`~msenv.config.deprecation`). Imports nothing of msenv; every other part reads it."""
 
 from .cells import CellConfig, resolve_cells
 from .deprecation import REMOVED_IN, SAA_OBJECTIVES
@@ -28,6 +29,7 @@ from .groups import (
     TraceConfig,
     dbm_to_watt,
 )
+from .spec import EnvSpec, resolve_spec, spec_from_dict
 from .system import (
     FIELD_NAMES,
     FIELD_ORDER,
@@ -45,6 +47,8 @@ __all__ = [
     "ALPHA_BELIEFS", "ALPHA_DYNAMICS", "CHANNEL_DYNAMICS", "CSI_MODES", "FADING_MODELS", "FADING_REDRAW", "FIELD_NAMES",
     "FIELD_ORDER", "GROUPS", "MODE_POLICIES", "PRESETS", "REMOVED_IN", "SAA_OBJECTIVES", "SPEED_OF_LIGHT", "TASKS",
     "TRACE_DRAFTERS", "TRACE_SPLITS", "VERIFY_BATCH", "AcceptanceConfig", "CellConfig", "ChannelConfig",
-    "ComputeConfig", "DynamicsConfig", "EpisodeConfig", "RadioConfig", "SystemConfig", "TraceConfig", "check_fields",
+    "ComputeConfig", "DynamicsConfig", "EnvSpec", "EpisodeConfig", "RadioConfig", "SystemConfig", "TraceConfig",
+    "check_fields",
     "config_fields", "dbm_to_watt", "field_docs", "parse_overrides", "preset", "resolve_cells", "resolve_config",
+    "resolve_spec", "spec_from_dict",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -64,6 +64,29 @@ class CellConfig:
                 fail("draft_scale_range", self.base.draft_scale_range,
                      f"the default {default} while draft_scale_max_range={s} draws each episode's spread; set "
                      "draft_scale_max_range=None to keep a fixed draft_scale_range")
+
+    #: the shells that play a cell generator (:class:`~msenv.config.spec.EnvSpec`)
+    entry: ClassVar[str] = "msenv.envs.cells:MultiSpinCellsEnv"
+    vector_entry: ClassVar[str] = "msenv.envs.cells_vector:cells_vector_env"
+
+    @property
+    def slots(self) -> int:
+        """Device slots: ``k_max``."""
+        return self.k_max
+
+    @property
+    def label(self) -> str:
+        """``qwen2.5, cells of K 5…50 (k_max 50)``."""
+        return f"{self.base.preset}, cells of K {self.k_range[0]}…{self.k_range[1]} (k_max {self.k_max})"
+
+    def fields(self) -> dict[str, Any]:
+        """The generator's fields and its base's, but those it draws per episode, by flat name."""
+        base = {k: v for k, v in self.base.to_dict().items() if k not in DRAWN_FIELDS}
+        return {**base, **{name: getattr(self, name) for name in CELL_FIELDS if name != "base"}}
+
+    def pad(self, layout):
+        """Cells padded to ``k_max`` slots (each device row gains its mask, the globals the cell's size)."""
+        return layout.padded(self.k_max)
 
     @property
     def episode_length(self) -> int:

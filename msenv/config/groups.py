@@ -249,6 +249,11 @@ class TraceConfig:
     #: published profiling's generation limit was 8192; its few requests there look like
     #: repetition loops), or None (keep every request)
     trace_drop_limit: int | None = None
+    #: the observation adds, per device, the exact Bayes filter's summaries of its hidden state under
+    #: the source's fitted model (P(first drafted token accepted), the expected accepted tokens of the
+    #: longest draft, P(high state)); the source must have a fitted model (a preset, a shipped bank
+    #: with its fit, a published file)
+    trace_posterior: bool = False
 
     def __post_init__(self) -> None:
         if self.trace_source is not None and (not isinstance(self.trace_source, str) or not self.trace_source):
@@ -260,6 +265,8 @@ class TraceConfig:
         check_int(self, "trace_seed", 0, 2**63 - 1)
         if self.trace_drop_limit is not None:
             check_int(self, "trace_drop_limit", 2, 10**9)
+        if not isinstance(self.trace_posterior, bool):
+            fail("trace_posterior", self.trace_posterior, "True or False")
 
 
 #: SystemConfig's groups: attribute → class, in declaration order

@@ -23,7 +23,7 @@ import functools
 import math
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .deprecation import SAA_FIELDS, check_saa_settings, warn_saa
 from .groups import (
@@ -187,7 +187,7 @@ class SystemConfig:
     @functools.cached_property
     def is_paper_scenario(self) -> bool:
         """The paper's assumptions: i.i.d. block fading seen exactly, fixed observed α
-        (:func:`msenv.engine.kinds.engine_for` reads it, once, to choose the engine)."""
+        (:func:`msenv.engine.functional.engine_for` reads it, once, to choose the engine)."""
         return (self.channel_dynamics == "iid" and self.csi == "oracle" and self.alpha_dynamics == "fixed"
                 and self.alpha_observed and self.trace_source is None)
 
@@ -209,6 +209,34 @@ class SystemConfig:
             state = SystemConfig(**{k: v for k, v in state.items() if k in FIELD_NAMES}).__dict__
         state = {**{name: _DEFAULTS[name] for name in GROUPS}, "saa_settings": (), **state}  # added since: defaults
         self.__dict__.update(state)
+
+    # ------------------------------------------------------------------ the env spec
+    #: the shells that play a single cell (:class:`~msenv.config.spec.EnvSpec`)
+    entry: ClassVar[str] = "msenv.envs.env:MultiSpinEnv"
+    vector_entry: ClassVar[str] = "msenv.envs.vector:MultiSpinVectorEnv"
+
+    @property
+    def base(self) -> SystemConfig:
+        """The model of its cell: itself."""
+        return self
+
+    @property
+    def slots(self) -> int:
+        """Device slots: K."""
+        return self.num_devices
+
+    @property
+    def label(self) -> str:
+        """``qwen2.5, K=20, P_dl=30 dBm``."""
+        return f"{self.preset}, K={self.num_devices}, P_dl={self.radio.p_dl_dbm:g} dBm"
+
+    def fields(self) -> dict[str, Any]:
+        """Every field by its flat name (:meth:`to_dict`)."""
+        return self.to_dict()
+
+    def pad(self, layout):
+        """One cell: its engine's layout as it is."""
+        return layout
 
     # ------------------------------------------------------------------ helpers
     def replace(self, **changes: Any) -> SystemConfig:

@@ -1,5 +1,6 @@
-"""The functional, batched engine: one object per config (:mod:`~msenv.engine.kinds`, chosen by
-:func:`~msenv.engine.functional.engine_for`) — the paper scenario's, the model §11 dynamics' or the
-traces' — with the state and its random draws, the observation and its layout, what a controller
-sees (the context), reset and step, and the padded rows of a cell generator.
+"""The functional, batched engine: one object per config (chosen by
+:func:`~msenv.engine.functional.engine_for`), of one *kind* per module — the paper scenario's
+(:mod:`~msenv.engine.kinds.paper`), the model §11 dynamics' (:mod:`~msenv.engine.kinds.dynamics`) or the
+traces' (:mod:`~msenv.engine.kinds.traces`) — each with its state type, its observation table, its draws,
+its context and its step, over what every kind shares (:mod:`~msenv.engine.base`).
 Imports :mod:`msenv.traces`, :mod:`msenv.model` and :mod:`msenv.config`; never an environment shell."""

@@ -1,6 +1,6 @@
 """Rows of cells of different sizes, padded to a common number of device slots: the batched core
 of a cell generator (:mod:`msenv.envs.cells`), which an engine hands out (:meth:`Engine.cells
-<msenv.engine.kinds.Engine.cells>`).
+<msenv.engine.base.Engine.cells>`).
 
 Row r holds a cell — a :class:`~msenv.config.SystemConfig` with its own K ≤ ``slots`` — in device
 slots ``0 … K − 1``; each row's round is the single-cell round of its cell, bit for bit, and a padded
@@ -10,9 +10,9 @@ drafting-speed entry replaced by ``tanh(T_k^dft / T_dft,ref − 1)`` (the same m
 cell, whatever its spread) and a last entry 1 (the mask); a padded row is all zeros; the globals
 are the cell's and ``tanh(ln K / 4)`` (its size).
 
-Two implementations with one surface (:class:`CellRows`): :class:`PaddedPaperRows` plays every
-row's paper-scenario round in one compiled call; :class:`SeparateRows` keeps one state per row and
-steps each with its cell's engine (any engine).
+Two implementations with one surface (:class:`CellRows`): the paper kind's
+:class:`~msenv.engine.kinds.paper.PaddedPaperRows` plays every row's paper-scenario round in one compiled
+call; :class:`SeparateRows` keeps one state per row and steps each with its cell's engine (any kind).
 """
 
 from __future__ import annotations
@@ -24,14 +24,10 @@ import numpy as np
 from ..config.system import SystemConfig
 from ..model.goodput import RoundResult, kernel_result
 from .observation import Layout
-from .paper import step_padded_cells
-from .state import State
 
 K_SCALE = 4.0  #: the size feature is tanh(ln K / K_SCALE)
 #: the drafting-speed entry of a device row, which a padded row shows on one scale for every cell
 SPEED_FEATURE = "draft_speed"
-#: the per-device fields of the paper scenario's state that a padded batch holds
-_DEVICE_FIELDS = ("distance", "beta", "task", "alpha", "t_draft", "g_ul", "g_dl")
 
 
 def size_feature(k: int) -> float:
@@ -84,7 +80,7 @@ class CellRows:
         """:meth:`step`'s result on the same uniforms, with nothing changed."""
         raise NotImplementedError
 
-    def state(self, i: int) -> State:
+    def state(self, i: int):
         """Row ``i``'s state as its cell's own (a batch of one with K devices)."""
         raise NotImplementedError
 
@@ -100,61 +96,13 @@ class CellRows:
         return pad_observation(obs, layout, t_draft, cell.compute.t_draft_ref_s, self.slots)
 
 
-class PaddedPaperRows(CellRows):
-    """Paper-scenario cells in one padded state, every row's round in one compiled call
-    (:func:`msenv.engine.paper.step_padded_cells`)."""
-
-    def __init__(self, rows: int, slots: int, layout: Layout) -> None:
-        super().__init__(rows, slots, layout)
-        z = np.zeros((rows, slots))
-        self._state = State(z.copy(), z.copy(), np.zeros((rows, slots), np.int64), z.copy(), z.copy(),
-                            np.zeros(rows), np.zeros(rows), z.copy(), z.copy(), np.zeros(rows, np.int64),
-                            np.zeros((rows, slots * layout.row + layout.n_globals), np.float32))
-        self._template = np.zeros_like(self.obs)  #: each row's padded observation with its per-episode entries
-        self._base: SystemConfig | None = None
-
-    def start(self, i, cell, engine, u):
-        one = engine.reset(u[None])
-        k, s = cell.num_devices, self._state
-        for name in _DEVICE_FIELDS:
-            getattr(s, name)[i] = 0
-            getattr(s, name)[i, :k] = getattr(one, name)[0]
-        s.p_ul_w[i], s.p_dl_w[i] = one.p_ul_w[0], one.p_dl_w[0]
-        s.static_obs[i] = 0
-        s.static_obs[i, : one.static_obs.shape[1]] = one.static_obs[0]
-        self._template[i] = self.obs[i] = self._pad(engine.observe(one)[0], cell, engine.layout, one.t_draft[0])
-        self.cells[i], self.k[i], self.t[i] = cell, k, 0
-        self._base = cell  # the step's constants do not depend on K or the drafting spread
-
-    def step(self, u, sizes, live, gamma):
-        obs, res = step_padded_cells(u, sizes, self.k, live, self._state, gamma, self._template, self._base)
-        self.obs = np.where(live[:, None], obs, self.obs)
-        self.t[live] += 1
-        return res
-
-    def what_if(self, u, sizes, live, gamma):
-        s = self._state
-        scratch = s.evolve(g_ul=s.g_ul.copy(), g_dl=s.g_dl.copy())  # the kernel moves the gains on
-        return step_padded_cells(u, sizes, self.k, live, scratch, gamma, self._template, self._base)[1]
-
-    def state(self, i):
-        s, k = self._state, int(self.k[i])
-        row = {name: getattr(s, name)[i: i + 1, :k].copy() for name in _DEVICE_FIELDS}
-        width = k * self.single.row + self.single.n_globals
-        return State(**row, p_ul_w=s.p_ul_w[i: i + 1].copy(), p_dl_w=s.p_dl_w[i: i + 1].copy(),
-                     t=self.t[i: i + 1].copy(), static_obs=s.static_obs[i: i + 1, :width].copy())
-
-    def draft_times(self):
-        return self._state.t_draft.copy()
-
-
 class SeparateRows(CellRows):
     """Cells of any engine, one state per row, each row stepped by its cell's engine; the results
     padded into one."""
 
     def __init__(self, rows: int, slots: int, layout: Layout) -> None:
         super().__init__(rows, slots, layout)
-        self._states: list[State | None] = [None] * rows
+        self._states: list = [None] * rows
         self._engines: list = [None] * rows
 
     def start(self, i, cell, engine, u):
@@ -184,9 +132,7 @@ class SeparateRows(CellRows):
                 self._states[i] = new
                 self.obs[i] = self._pad(eng.observe(new)[0], self.cells[i], eng.layout, new.t_draft[0])
                 self.t[i] += 1
-        out = kernel_result(ints, reals, rej, modes, per_round)
-        out.__dict__["info"] = extra or None
-        return out
+        return kernel_result(ints, reals, rej, modes, per_round, info=extra or None)
 
     def step(self, u, sizes, live, gamma):
         return self._play(u, sizes, live, gamma, keep=True)
@@ -198,4 +144,4 @@ class SeparateRows(CellRows):
         return self._states[i]
 
 
-__all__ = ["CellRows", "K_SCALE", "PaddedPaperRows", "SeparateRows", "pad_observation", "size_feature"]
+__all__ = ["CellRows", "K_SCALE", "SeparateRows", "pad_observation", "size_feature"]

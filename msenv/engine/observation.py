@@ -1,130 +1,82 @@
-"""The agent's observation: a float32 vector with every entry in [−1, 1].
+"""The agent's observation: a float32 vector with every entry in [−1, 1], built from a feature table.
 
-Layout: ``K`` rows of per-device features, flattened device-major, then 2 global features. The
-paper scenario has 5 features per device:
+Layout: ``K`` rows of per-device entries, flattened device-major, then the global entries. Which
+entries a config shows, what each means and how it is computed is one table per engine kind: a
+tuple of :class:`Feature` rows, each with its name (or a block's names), what it holds and its
+writer. From the table of a config (the rows its ``shown`` admits, in table order) derive
 
-=====  ===========================================================
-index  feature
-=====  ===========================================================
-5k+0   α_k (acceptance rate of device k's task)
-5k+1   drafting-speed scale: (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]
-5k+2   tanh((g_k^ul [dB] + 115) / 15)   current UL gain
-5k+3   tanh((g_k^dl [dB] + 115) / 15)   current DL gain
-5k+4   tanh((β_k [dB] + 115) / 15)      large-scale gain
-5K+0   tanh((P_ul [dBm] − 15) / 20)
-5K+1   tanh((P_dl [dBm] − 30) / 20)
-=====  ===========================================================
+- the :class:`Layout` (the spaces, the saved agents and the padding read it),
+- the documentation of every entry (:attr:`Observation.docs`: the environment pages),
+- the observation itself: per-episode rows are computed at reset (numpy writers, into the
+  state's ``static_obs``), per-round rows after every round by the kind's compiled step
+  (:func:`round_writer` compiles one driver over the kind's round writers).
 
-Under model §11 the layout keeps these slots, with: slot 0 = the posterior mean of α when
-``alpha_observed=False`` (the current α otherwise); slots 2–3 = the decision-time gains
-(``csi="oracle"|"decision"``) or β (``"statistical"``, the mean gain); and appends per device
-(``device_features(cfg)`` in all) ``2·sd`` of the α belief (hidden α), ``2·P(hard) − 1`` (the
-"grid" belief: the filter's probability that the chain is in its hard state) and
-``tanh(f_D / 10 Hz)`` (``gauss_markov``). Under the "grid" belief slot 0 is the predictive mean of
-the coming round's α (request α and chain state together).
+So a new feature is one row of its kind's table (and its test); nothing else names it.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 from numba import njit
 
 from ..config.system import SystemConfig
-from ..model import acceptance
-from ..model._numeric import ufunc
-from ..model.slots import MOMENT
+from ..model.numeric import ufunc
 
-
-class DeviceSlots(NamedTuple):
-    """The paper scenario's entries of one device row (offsets within the row)."""
-
-    alpha: int
-    speed: int
-    g_ul: int
-    g_dl: int
-    beta: int
-
-
-#: offsets of a device row's entries (compile-time constants in the kernels)
-DS = DeviceSlots(*range(len(DeviceSlots._fields)))
-DEVICE_FEATURES = len(DS)
-GLOBAL_FEATURES = 2
+#: gain entries: tanh((g [dB] − GAIN_DB_CENTER) / GAIN_DB_SCALE)
 GAIN_DB_CENTER, GAIN_DB_SCALE = -115.0, 15.0
-#: each history round's entries (model §12): γ/γ_max, accepted/γ_max, +1 rejected / −1 all accepted
-HISTORY_FEATURES = ("gamma", "accepted", "outcome")
-#: the progress entry is tanh(tokens of the request so far / PROGRESS_SCALE)
-PROGRESS_SCALE = 256.0
+#: budget entries: tanh((P [dBm] − center) / P_SCALE)
 P_UL_CENTER, P_DL_CENTER, P_SCALE = 15.0, 30.0, 20.0
-DOPPLER_SCALE_HZ = 10.0
+#: the per-round rows a table may hold (written by the kind's compiled step); the others are written at reset
+PER = ("round", "episode")
 
 
-@functools.lru_cache(maxsize=64)
-def device_features(cfg: SystemConfig) -> int:
-    """Observation entries per device (the paper and model §11 kernels' row width): 5, plus the
-    α-belief spread (hidden α), P(hard) (the "grid" belief) and the Doppler (Gauss–Markov channel)
-    — the number of :func:`device_feature_names`."""
-    return len(device_feature_names(cfg))
+def _always(cfg: SystemConfig) -> bool:
+    return True
 
 
-def device_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
-    """The name of each entry of a device row under ``cfg``, in order (:func:`device_features` of
-    them; :func:`feature_docs` says what each holds)."""
-    if cfg.traces.trace_source is not None:  # model §12: the request's acceptance so far and its last rounds
-        history = [f"h{h}_{x}" for h in range(1, cfg.traces.trace_history + 1) for x in HISTORY_FEATURES]
-        return ("accept_rate", "draft_speed", "g_ul", "g_dl", "beta", *history, "progress")
-    alpha = {None: "alpha", "beta": "alpha_posterior_mean", "grid": "alpha_predictive_mean"}[cfg.belief]
-    names = [alpha, "draft_speed", "g_ul", "g_dl", "beta"]
-    if cfg.alpha_hidden:
-        names.append("alpha_sd")
-    if cfg.belief == "grid":
-        names.append("p_hard")
-    if cfg.dynamics.channel_dynamics == "gauss_markov":
-        names.append("doppler")
-    return tuple(names)
+@dataclass(frozen=True)
+class Feature:
+    """One row of a kind's observation table.
+
+    A device row writes ``width`` consecutive entries of every device row of the observation (a
+    global row: entries after the device rows). ``per="episode"``: ``write(state, cfg)`` returns the
+    values (numpy; [B, K] for a one-entry device row, [B, K, width] for a block, [B] for a global),
+    computed once at reset; ``per="round"``: ``write(out, nf, col, view)`` is a compiled function
+    that writes column ``col`` (to ``col + width − 1``) of every device row of ``out`` [B, obs]
+    (``nf`` entries per row) from the kind's round view, after every round — for a global row,
+    ``col`` is the entry's index in the observation."""
+
+    #: the entry's name (a block's first part: its entries are named by ``names``)
+    name: str
+    #: what the entry holds (a block: by ``names``); a function of the config when it depends on it
+    doc: str | Callable[[SystemConfig], str]
+    #: the writer (see the class docstring)
+    write: Callable
+    #: "round" (the compiled step writes it after every round) or "episode" (written at reset)
+    per: str = "round"
+    #: whether a config shows this row (default: every config of the kind)
+    shown: Callable[[SystemConfig], bool] = _always
+    #: a block's entries under a config: ((name, doc), …) — None for a one-entry row
+    names: Callable[[SystemConfig], tuple[tuple[str, str], ...]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.per not in PER:
+            raise ValueError(f"Feature {self.name!r}: per={self.per!r} is invalid; allowed: {', '.join(PER)}")
+
+    def entries(self, cfg: SystemConfig) -> tuple[tuple[str, str], ...]:
+        """(name, meaning) of each entry this row writes under ``cfg``."""
+        if self.names is not None:
+            return tuple(self.names(cfg))
+        return ((self.name, self.doc(cfg) if callable(self.doc) else self.doc),)
 
 
-def global_feature_names(cfg: SystemConfig) -> tuple[str, ...]:
-    """The name of each global entry of the observation, in order."""
-    return ("p_ul", "p_dl")
-
-
-def feature_docs(cfg: SystemConfig) -> tuple[list[str], list[str]]:
-    """What each entry of a device row, and each global entry, means under ``cfg`` (the source of
-    the environment pages)."""
-    gain = {"oracle": "the gain the coming correction will use", "decision": "the gain at decision time",
-            "statistical": "β's entry (statistical CSI: no fading shown)"}[cfg.dynamics.csi]
-    alpha = {None: "α, the acceptance rate of the device's task" + (" (the current request's)" if
-                                                                       cfg.dynamics.alpha_dynamics != "fixed" else ""),
-             "beta": "the Beta posterior's mean of the request's α",
-             "grid": "the filter's predictive mean of the coming round's α"}[cfg.belief]
-    if cfg.traces.trace_source is not None:
-        alpha = ("(1 + A) / (2 + A + R): the acceptance of the device's request so far (A accepted drafted "
-                 "tokens, R rejections since the request began; no α exists)")
-    dev = [alpha, "the drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]",
-           f"tanh((g_ul [dB] + 115)/15): UL, {gain}", f"tanh((g_dl [dB] + 115)/15): DL, {gain}",
-           "tanh((β [dB] + 115)/15): the large-scale gain"]
-    if cfg.traces.trace_source is not None:
-        for h in range(1, cfg.traces.trace_history + 1):
-            when = "the last round" if h == 1 else f"{h} rounds ago"
-            dev += [f"γ / γ_max of {when} in the request (0 before its first rounds)",
-                    f"accepted drafted tokens / γ_max of {when}",
-                    f"+1 if {when} had a rejection, −1 if it drafted and all was accepted, 0 otherwise"]
-        dev.append(f"tanh(tokens the request has generated / {PROGRESS_SCALE:g}) (never its length)")
-        return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
-    if cfg.alpha_hidden:
-        dev.append("min(2·sd of the α belief, 1)")
-    if cfg.belief == "grid":
-        dev.append("2·P(hard) − 1: the filter's belief that the easy/hard chain is hard")
-    if cfg.dynamics.channel_dynamics == "gauss_markov":
-        dev.append("tanh(f_D / 10 Hz): the device's Doppler")
-    return dev, ["tanh((P_ul [dBm] − 15)/20): the UL budget", "tanh((P_dl [dBm] − 30)/20): the DL budget"]
-
-
+# ---------------------------------------------------------------------- the shared writers
 def _squash(g):
     return math.tanh((10.0 * math.log10(g) - GAIN_DB_CENTER) * (1.0 / GAIN_DB_SCALE))
 
@@ -135,96 +87,162 @@ squash_db = ufunc(["f8(f8)"], _squash)
 
 
 @njit(cache=True)
-def gain_slots(out, g_ul, g_dl, nf, statistical):
-    """Fill the gain slots of every device row of the observation ``out`` (compiled); under
-    statistical CSI they repeat β's entry."""
-    b, k = g_ul.shape
+def write_g_ul(out, nf, col, view):
+    """The UL gain entry tanh((g_ul [dB] + 115)/15) of every device (``view.g_ul`` [B, K])."""
+    b, k = view.g_ul.shape
     for r in range(b):
         for i in range(k):
-            j = nf * i
-            if statistical:
-                out[r, j + DS.g_ul] = out[r, j + DS.g_dl] = out[r, j + DS.beta]
-            else:
-                out[r, j + DS.g_ul] = squash_scalar(g_ul[r, i])
-                out[r, j + DS.g_dl] = squash_scalar(g_dl[r, i])
+            out[r, nf * i + col] = squash_scalar(view.g_ul[r, i])
 
 
-@njit(cache=True, error_model="numpy")
-def belief_slots(out, nf, mode, alpha, post_a, post_b, belief, cells, doppler, gm):
-    """The model §11 observation entries of every device row (compiled): the α slot = the belief's
-    mean α (or α itself when observed), then 2·sd of the belief, 2·P(hard) − 1 (grid belief) and
-    tanh(f_D / 10 Hz) (Gauss–Markov). ``mode``: ``acceptance.BELIEF_CODES``."""
-    b, k = alpha.shape
-    moments = np.empty((len(MOMENT), b * k))
-    if mode == 2:
-        acceptance.moment_rows(belief.reshape(b * k, belief.shape[2], 2), cells, moments)
+@njit(cache=True)
+def write_g_dl(out, nf, col, view):
+    """The DL gain entry tanh((g_dl [dB] + 115)/15) of every device (``view.g_dl`` [B, K])."""
+    b, k = view.g_dl.shape
     for r in range(b):
         for i in range(k):
-            j, col = nf * i, nf * i + DEVICE_FEATURES
-            if mode == 1:
-                a, bb = post_a[r, i], post_b[r, i]
-                n = a + bb
-                out[r, j + DS.alpha] = a / n
-                out[r, col] = min(2.0 * math.sqrt(a * bb / (n * n * (n + 1.0))), 1.0)
-                col += 1
-            elif mode == 2:
-                d = r * k + i
-                out[r, j + DS.alpha] = moments[MOMENT.mean, d]
-                out[r, col] = min(2.0 * moments[MOMENT.sd, d], 1.0)
-                out[r, col + 1] = 2.0 * moments[MOMENT.p_hard, d] - 1.0
-                col += 2
-            else:
-                out[r, j + DS.alpha] = alpha[r, i]
-            if gm:
-                out[r, col] = math.tanh(doppler[r, i] * (1.0 / DOPPLER_SCALE_HZ))
+            out[r, nf * i + col] = squash_scalar(view.g_dl[r, i])
 
 
-def static_obs(alpha, t_draft, beta, p_ul_w, p_dl_w, cfg: SystemConfig) -> np.ndarray:
-    """The per-episode observation entries [B, obs_size] (gain slots left at 0)."""
-    b, k = alpha.shape
-    nf = device_features(cfg)
+def speed_entry(state, cfg: SystemConfig) -> np.ndarray:
+    """The drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1] (0 without a spread)."""
     s_lo, s_hi = cfg.compute.draft_scale_range
-    scale = t_draft / cfg.compute.t_draft_ref_s
-    speed = (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
-    out = np.zeros((b, nf * k + GLOBAL_FEATURES), dtype=np.float32)
-    dev = out[:, : nf * k].reshape(b, k, nf)
-    dev[:, :, DS.alpha] = alpha
-    dev[:, :, DS.speed] = speed
-    dev[:, :, DS.beta] = squash_db(beta)
-    p_dbm = 10.0 * np.log10(np.stack([p_ul_w, p_dl_w], axis=-1)) + 30.0
-    out[:, -2:] = np.tanh((p_dbm - (P_UL_CENTER, P_DL_CENTER)) * (1.0 / P_SCALE))
-    return out
+    scale = state.t_draft / cfg.compute.t_draft_ref_s
+    return (scale - s_lo) / (s_hi - s_lo) if s_hi > s_lo else np.zeros_like(scale)
 
 
-#: stand-ins for the belief arrays of a config without them (the kernels take arrays)
-NO_FLOATS = np.zeros((1, 1))
-NO_BELIEF = np.zeros((1, 1, 1, 2))
-NO_CELLS = np.zeros((1, 2))
+def beta_entry(state, cfg: SystemConfig) -> np.ndarray:
+    """tanh((β [dB] + 115)/15), the large-scale gain's entry."""
+    return squash_db(state.beta)
 
 
-def observe_paper(state, cfg: SystemConfig) -> np.ndarray:
-    """The paper scenario's observation [B, obs_size(cfg)] of a :class:`~msenv.engine.state.State`
-    (layout in the module docstring): the cached per-episode entries plus this round's gains."""
-    if state.obs is not None:
-        return state.obs
-    out = state.static_obs.copy()
-    gain_slots(out, state.g_ul, state.g_dl, device_features(cfg), cfg.dynamics.csi == "statistical")
-    return out
+def _budget_dbm(p_w: np.ndarray) -> np.ndarray:
+    return 10.0 * np.log10(p_w) + 30.0
 
 
-def observe_dynamic(state, cfg: SystemConfig) -> np.ndarray:
-    """The model §11 observation [B, obs_size(cfg)]: the paper's entries plus the α belief and the
-    Doppler slots."""
-    if state.obs is not None:
-        return state.obs
-    out = observe_paper(state, cfg)
-    nf = device_features(cfg)
-    grid, gm, beta = cfg.belief == "grid", cfg.dynamics.channel_dynamics == "gauss_markov", cfg.belief == "beta"
-    belief_slots(out, nf, acceptance.BELIEF_CODES[cfg.belief], state.alpha,
-                 state.post_a if beta else NO_FLOATS, state.post_b if beta else NO_FLOATS,
-                 state.belief if grid else NO_BELIEF, acceptance.grid_belief(cfg)["alpha"] if grid else NO_CELLS,
-                 state.doppler if gm else NO_FLOATS, gm)
-    return out
+def p_ul_entry(state, cfg: SystemConfig) -> np.ndarray:
+    """tanh((P_ul [dBm] − 15)/20)."""
+    return np.tanh((_budget_dbm(state.p_ul_w) - P_UL_CENTER) * (1.0 / P_SCALE))
+
+
+def p_dl_entry(state, cfg: SystemConfig) -> np.ndarray:
+    """tanh((P_dl [dBm] − 30)/20)."""
+    return np.tanh((_budget_dbm(state.p_dl_w) - P_DL_CENTER) * (1.0 / P_SCALE))
+
+
+def _gain_doc(link: str) -> Callable[[SystemConfig], str]:
+    def doc(cfg: SystemConfig) -> str:
+        shown = {"oracle": "the gain the coming correction will use", "decision": "the gain at decision time",
+                 "statistical": "β's entry (statistical CSI: no fading shown)"}[cfg.dynamics.csi]
+        return f"tanh((g_{link} [dB] + 115)/15): {link.upper()}, {shown}"
+    return doc
+
+
+#: the rows every kind shares: drafting speed, the gains, β (devices) and the budgets (globals)
+SPEED = Feature("draft_speed", "the drafting-speed scale (T_k^dft/T_dft,ref − lo)/(hi − lo) ∈ [0, 1]", speed_entry,
+                per="episode")
+G_UL = Feature("g_ul", _gain_doc("ul"), write_g_ul)
+G_DL = Feature("g_dl", _gain_doc("dl"), write_g_dl)
+BETA = Feature("beta", "tanh((β [dB] + 115)/15): the large-scale gain", beta_entry, per="episode")
+P_UL = Feature("p_ul", "tanh((P_ul [dBm] − 15)/20): the UL budget", p_ul_entry, per="episode")
+P_DL = Feature("p_dl", "tanh((P_dl [dBm] − 30)/20): the DL budget", p_dl_entry, per="episode")
+GLOBALS = (P_UL, P_DL)
+
+
+# ---------------------------------------------------------------------- a config's observation
+def round_writer(writers: tuple) -> Callable:
+    """The compiled driver of a kind's per-round rows: ``write(out, nf, cols, view)`` calls
+    ``writers[j](out, nf, cols[j], view)`` for every j with ``cols[j] ≥ 0`` (a row the config does
+    not show has −1). Kinds call it inside their compiled step. Built as a chain of small compiled
+    closures, one per writer (numba calls each writer directly: no function pointers)."""
+    chain = _end
+    for write in reversed(tuple(writers)):
+        chain = _link(write, chain)
+    first = chain
+
+    @njit(cache=True)
+    def write_rows(out, nf, cols, view):
+        first(out, nf, cols, view, 0)
+
+    return write_rows
+
+
+@njit(cache=True)
+def _end(out, nf, cols, view, j):
+    """The end of a driver's chain: nothing left to write."""
+
+
+def _link(write: Callable, rest: Callable) -> Callable:
+    """One link of a driver's chain: ``write`` row j (when shown), then the ``rest``."""
+
+    @njit(cache=True)
+    def link(out, nf, cols, view, j):
+        c = cols[j]
+        if c >= 0:
+            write(out, nf, c, view)
+        rest(out, nf, cols, view, j + 1)
+
+    return link
+
+
+class Observation:
+    """A config's observation, derived from its kind's tables (module docstring).
+
+    Args:
+        config: the config.
+        slots: device rows (K).
+        devices: the kind's device rows, in order (those ``shown`` under the config are kept).
+        globals_: the kind's global rows.
+        round_rows: the kind's per-round rows as its compiled driver calls them (:func:`round_writer`),
+            each of which is in ``devices`` or ``globals_``.
+    """
+
+    def __init__(self, config: SystemConfig, slots: int, devices: tuple[Feature, ...], globals_: tuple[Feature, ...],
+                 round_rows: tuple[Feature, ...] = ()) -> None:
+        self.config = config
+        shown = [f for f in devices if f.shown(config)]
+        self.devices = tuple(shown)  #: the device rows this config shows, in order
+        self.globals = tuple(f for f in globals_ if f.shown(config))  #: its global rows
+        dev_entries = [f.entries(config) for f in shown]
+        #: each device row's first column in its row, and each global row's index in the observation
+        self.columns: dict[str, int] = {}
+        col = 0
+        for f, entries in zip(shown, dev_entries):
+            self.columns[f.name] = col
+            col += len(entries)
+        names = tuple(n for entries in dev_entries for n, _ in entries)
+        glob = [e for f in self.globals for e in f.entries(config)]
+        #: (device docs, global docs): what each entry of a device row, and each global entry, holds
+        self.docs = ([d for entries in dev_entries for _, d in entries], [d for _, d in glob])
+        #: the shapes the config fixes
+        self.layout = Layout(slots, names, tuple(n for n, _ in glob), config.gamma_max)
+        at = slots * col  # the globals follow the device rows
+        for f in self.globals:
+            self.columns[f.name] = at
+            at += len(f.entries(config))
+        #: the column of each per-round row the kind's driver calls (a global's: its index in the
+        #: observation; −1: not shown)
+        self.cols = np.array([self.columns[f.name] if f in shown or f in self.globals else -1 for f in round_rows],
+                             np.int64)
+        self._episode = [(self.columns[f.name], len(e), f.write) for f, e in zip(shown, dev_entries)
+                         if f.per == "episode"]
+
+    def episode(self, state) -> np.ndarray:
+        """The per-episode entries [B, obs_size] of ``state`` (float32; per-round entries 0): every
+        episode row's values, written once at reset (the state's ``static_obs``)."""
+        lay, cfg = self.layout, self.config
+        b, k, nf = len(state.t_draft), lay.slots, lay.row
+        out = np.zeros((b, lay.obs_size), dtype=np.float32)
+        dev = out[:, : nf * k].reshape(b, k, nf)
+        for col, width, write in self._episode:
+            if width == 1:
+                dev[:, :, col] = write(state, cfg)
+            else:
+                dev[:, :, col: col + width] = write(state, cfg)
+        for f in self.globals:
+            if f.per == "episode":
+                out[:, self.columns[f.name]] = f.write(state, cfg)
+        return out
 
 
 # ---------------------------------------------------------------------- the layout
@@ -284,7 +302,7 @@ class Layout(NamedTuple):
                 spaces.Box(-1.0, 1.0, shape=(self.obs_size,), dtype=np.float32))
 
 
-def changed_by(current, new, layout_of, fields) -> str | None:
+def changed_by(current: Any, new: Any, layout_of: Callable, fields: Callable) -> str | None:
     """The first config field whose change from ``current`` to ``new`` changes the layout by itself
     (or, if only changes together do, the first changed field), None when the layouts are equal.
     ``layout_of`` maps a config to its :class:`Layout`, ``fields`` a config to the dict of its flat
@@ -297,3 +315,8 @@ def changed_by(current, new, layout_of, fields) -> str | None:
         if layout_of(current.replace(**{name: now[name]})) != layout_of(current):
             return name
     return changed[0]
+
+
+__all__ = ["BETA", "Feature", "G_DL", "G_UL", "GLOBALS", "Layout", "MASK_FEATURE", "Observation", "P_DL", "P_UL",
+           "SIZE_FEATURE", "SPEED", "beta_entry", "changed_by", "p_dl_entry", "p_ul_entry", "round_writer",
+           "speed_entry", "squash_db", "squash_scalar", "write_g_dl", "write_g_ul"]

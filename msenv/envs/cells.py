@@ -33,68 +33,29 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
-from ..config.cells import CELL_FIELDS, DRAWN_FIELDS, CellConfig, cell_rng, check_cell_fields, draw_cell, resolve_cells
+from ..config.cells import CELL_FIELDS, CellConfig, cell_rng, check_cell_fields, draw_cell, resolve_cells
 from ..config.system import SystemConfig
 from ..engine import cells as padded_cells
+from ..engine.base import Engine
 from ..engine.cells import size_feature  # (the cells module's name)
 from ..engine.context import RoundContext, validate_action
 from ..engine.functional import engine_for
-from ..engine.kinds import Engine
-from ..engine.observation import Layout
-from ..engine.state import State
-from .env import MultiSpinEnv
 from .render import ansi_line
-from .shell import Totals, check_render_mode, config_from_options, draw, episode_seed, peek
+from .shell import Totals, check_render_mode, config_from_options, draw, episode_seed, layout_of, make_env, peek
 
 
 # ---------------------------------------------------------------------- what a config fixes
-def layout_of(config: SystemConfig | CellConfig) -> Layout:
-    """The shapes a config fixes (:class:`~msenv.engine.observation.Layout`): a
-    :class:`~msenv.config.SystemConfig`'s engine layout, or a :class:`CellConfig`'s cells padded to
-    ``k_max`` slots — what the spaces, the agents and the padding read."""
-    if isinstance(config, CellConfig):
-        return engine_for(config.base).layout.padded(config.k_max)
-    return engine_for(config).layout
-
-
-def flat_fields(config: SystemConfig | CellConfig) -> dict[str, Any]:
-    """Every field of a config by its flat name (a :class:`CellConfig`: the generator's fields and
-    its base's, but those it draws per episode), as its ``replace`` takes them."""
-    if isinstance(config, CellConfig):
-        base = {k: v for k, v in config.base.to_dict().items() if k not in DRAWN_FIELDS}
-        return {**base, **{name: getattr(config, name) for name in CELL_FIELDS if name != "base"}}
-    return config.to_dict()
-
-
 def pad_observation(obs: np.ndarray, cell: SystemConfig, t_draft: np.ndarray, k_max: int) -> np.ndarray:
     """The padded observation (module docstring) of a single-cell observation ``obs`` of ``cell``
     whose devices draft at ``t_draft`` s per token [K], in ``k_max`` device slots."""
     return padded_cells.pad_observation(obs, engine_for(cell).layout, t_draft, cell.compute.t_draft_ref_s, k_max)
 
 
-def config_label(config: SystemConfig | CellConfig) -> str:
-    """``qwen2.5, K=20, P_dl=30 dBm``, or for a cell generator its K range."""
-    if isinstance(config, CellConfig):
-        return f"{config.base.preset}, cells of K {config.k_range[0]}…{config.k_range[1]} (k_max {config.k_max})"
-    return f"{config.preset}, K={config.num_devices}, P_dl={config.radio.p_dl_dbm:g} dBm"
-
-
-def config_from_dict(data: dict[str, Any]) -> SystemConfig | CellConfig:
-    """The config of a saved dict (:meth:`SystemConfig.to_dict` or :meth:`CellConfig.to_dict`)."""
-    return CellConfig.from_dict(data) if "k_range" in data else SystemConfig.from_dict(data)
-
-
-def reset_option_config(current: CellConfig, value: Any) -> CellConfig:
-    """The CellConfig of ``reset(options={"config": value})``: ``current`` with the fields of the
-    dict ``value`` changed; refused (one line naming the field) when that changes the layout."""
-    return config_from_options(current, value, layout_of, flat_fields)
-
-
 # ---------------------------------------------------------------------- the batched core
 class CellBatch:
     """The episodes of ``n`` cell-generator rows (the core of :class:`MultiSpinCellsEnv`, n = 1, and
     of :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv`): each row's episode seeds, cell,
-    generator, the engine's padded rows (:meth:`Engine.cells <msenv.engine.kinds.Engine.cells>`)
+    generator, the engine's padded rows (:meth:`Engine.cells <msenv.engine.base.Engine.cells>`)
     and the episodes' totals. Row i draws exactly what a :class:`MultiSpinCellsEnv` seeded like it
     draws."""
 
@@ -108,7 +69,7 @@ class CellBatch:
         self.seeders: list[np.random.Generator | None] = [None] * n  # episode seeds (as MultiSpinCellsEnv's)
         self.gens: list[np.random.Generator | None] = [None] * n  # each episode's own stream
         self.sizes = np.zeros(n, np.int64)  # each row's uniforms per step
-        self.u = np.zeros((n, engine_for(base.replace(num_devices=k_max)).step_draws))
+        self.u = np.zeros((n, self.engine.step_draws))  # the step's uniforms (grown to the largest cell's)
         self.totals = Totals(n)
 
     def start(self, i: int, seed: int | None) -> None:
@@ -119,6 +80,8 @@ class CellBatch:
         gen, engine = seeding.np_random(ep_seed)[0], engine_for(cell)
         self.rows.start(i, cell, engine, gen.random((1, engine.reset_draws))[0])
         self.gens[i], self.sizes[i] = gen, engine.step_draws
+        if engine.step_draws > self.u.shape[1]:
+            self.u = np.zeros((self.n, engine.step_draws))
         self.totals.clear(i)
 
     def check(self, actions: Any) -> np.ndarray:
@@ -193,11 +156,10 @@ class MultiSpinCellsEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             seeders = self._batch.seeders
-            self._use(reset_option_config(self.config, options["config"]))
+            self._use(config_from_options(self.config, options["config"]))
             self._batch.seeders = seeders
         self._batch.start(0, seed)
         self.cell = self._batch.rows.cells[0]
-        self._ep_tokens = self._ep_time = 0.0
         self._last = self._last_action = None
         self._show()
         return self._batch.rows.obs[0].copy(), {"num_devices": self.cell.num_devices}
@@ -208,9 +170,9 @@ class MultiSpinCellsEnv(gym.Env):
         if self.cell is None:
             raise RuntimeError("call reset() before step()")
         a = validate_action(action, self.config.base, num_devices=self.config.k_max)
-        res = self._batch.step(a[None], _ONE)
-        info = self._batch.engine.row_info(res, 0, self._ep_tokens, self._ep_time)
-        self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
+        batch = self._batch
+        res = batch.step(a[None], _ONE)
+        info = batch.engine.row_info(res, 0, float(batch.totals.tokens[0]), float(batch.totals.time[0]))
         info["num_devices"] = k = self.cell.num_devices
         self._last, self._last_action = info, a[:k]
         self._show()
@@ -258,7 +220,7 @@ class MultiSpinCellsEnv(gym.Env):
         return self._batch.context(0, oracle)
 
     @property
-    def state(self) -> State | None:
+    def state(self):
         """The current cell's functional state (a batch of one with K devices)."""
         return None if self.cell is None else self._batch.rows.state(0)
 
@@ -297,13 +259,5 @@ class MultiSpinCellsEnv(gym.Env):
 _ONE = np.ones(1, dtype=bool)
 
 
-def make_env(config: SystemConfig | CellConfig, render_mode: str | None = None) -> gym.Env:
-    """The env of a config: a :class:`~msenv.envs.env.MultiSpinEnv` for a SystemConfig, a
-    :class:`MultiSpinCellsEnv` (a new cell per episode) for a :class:`CellConfig`."""
-    cls = MultiSpinCellsEnv if isinstance(config, CellConfig) else MultiSpinEnv
-    return cls(config, render_mode=render_mode)
-
-
-__all__ = ["CELL_FIELDS", "CellBatch", "CellConfig", "MultiSpinCellsEnv", "cell_rng", "flat_fields",
-           "config_from_dict", "config_label", "draw_cell", "layout_of", "make_env", "pad_observation",
-           "reset_option_config", "resolve_cells", "size_feature"]
+__all__ = ["CELL_FIELDS", "CellBatch", "CellConfig", "MultiSpinCellsEnv", "cell_rng", "draw_cell", "layout_of",
+           "make_env", "pad_observation", "resolve_cells", "size_feature"]

@@ -21,10 +21,8 @@ from gymnasium.vector.utils import batch_space
 from ..config.cells import CellConfig, check_cell_fields, resolve_cells
 from ..config.system import SystemConfig
 from ..engine.context import RoundContext
-from ..engine.state import State
-from .cells import CellBatch, MultiSpinCellsEnv, reset_option_config
-from .shell import Autoreset, autoreset_mode_of, check_num_envs, seed_list
-from .vector import MultiSpinVectorEnv
+from .cells import CellBatch, MultiSpinCellsEnv
+from .shell import Autoreset, autoreset_mode_of, check_num_envs, config_from_options, seed_list
 
 
 class MultiSpinCellsSyncVectorEnv(gym.vector.SyncVectorEnv):
@@ -108,26 +106,31 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         return self._batch.rows.k.copy()
 
     @property
-    def context(self) -> list[RoundContext]:
+    def context(self) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round as the server sees it (one context per sub-env, arrays [K]
         of its cell's K devices)."""
         return self.round_context()
 
     @property
-    def oracle_context(self) -> list[RoundContext]:
+    def oracle_context(self) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round's truth (as :attr:`MultiSpinCellsEnv.oracle_context`)."""
         return self.round_context(oracle=True)
 
-    def round_context(self, oracle: bool | str = False) -> list[RoundContext]:
+    def round_context(self, oracle: bool | str = False) -> tuple[RoundContext, ...]:
         """Each sub-env's upcoming round's context (``oracle`` as :meth:`MultiSpinCellsEnv.round_context`)."""
         self._ready()
-        return [self._batch.context(i, oracle) for i in range(self.num_envs)]
+        return tuple(self._batch.context(i, oracle) for i in range(self.num_envs))
 
     @property
-    def state(self) -> list[State]:
+    def states(self) -> tuple:
         """Each sub-env's functional state, as its cell's own (a batch of one with K devices)."""
         self._ready()
-        return [self._batch.rows.state(i) for i in range(self.num_envs)]
+        return tuple(self._batch.rows.state(i) for i in range(self.num_envs))
+
+    @property
+    def state(self) -> tuple:
+        """:attr:`states` (the cells of the sub-envs differ in K: no one batched state)."""
+        return self.states
 
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
         """Start every sub-env's episode (sub-env i seeded ``seed + i``, or by a list of seeds);
@@ -135,7 +138,7 @@ class MultiSpinCellsVectorEnv(VectorEnv):
         seeds = seed_list(seed, self.num_envs)
         if options and "config" in options:
             seeders = self._batch.seeders
-            self._use(reset_option_config(self.config, options["config"]))
+            self._use(config_from_options(self.config, options["config"]))
             self._batch.seeders = seeders
         for i, s in enumerate(seeds):
             self._batch.start(i, s)
@@ -199,14 +202,4 @@ def cells_vector_env(num_envs: int = 1, config: CellConfig | dict | None = None,
     return cls(num_envs, resolve_cells(config, **overrides), render_mode=render_mode, autoreset_mode=autoreset_mode)
 
 
-def make_vector_env(config: SystemConfig | CellConfig, num_envs: int, **kwargs: Any):
-    """The batched vector env of a config: a :class:`~msenv.envs.vector.MultiSpinVectorEnv` for a
-    SystemConfig, a :class:`~msenv.envs.cells_vector.MultiSpinCellsVectorEnv` for a
-    :class:`CellConfig`; ``kwargs`` as theirs (``autoreset_mode``)."""
-    if isinstance(config, CellConfig):
-        return MultiSpinCellsVectorEnv(num_envs, config, **kwargs)
-    return MultiSpinVectorEnv(num_envs, config, **kwargs)
-
-
-__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "cells_vector_env", "check_action_batch",
-           "make_vector_env"]
+__all__ = ["MultiSpinCellsSyncVectorEnv", "MultiSpinCellsVectorEnv", "cells_vector_env", "check_action_batch"]

@@ -1,15 +1,14 @@
 """Gymnasium environment: one step = one Multi-SPIN round (model §8).
 
-``MultiSpinEnv`` is a thin shell over :mod:`msenv.engine.functional` (a batch of one): it draws
-the uniforms from ``self.np_random`` and calls the pure reset/step functions, which play the
-shared round kernel (:mod:`msenv.model.goodput`); what it shares with the other shells is in
-:mod:`msenv.envs.shell`.
+``MultiSpinEnv`` is a batch of one of the vector env's core (:class:`~msenv.envs.shell.EnvBatch`,
+whose generator is ``self.np_random``): the engine's pure reset and step play the shared round
+kernel (:mod:`msenv.model.goodput`); what it shares with the other shells is in :mod:`msenv.envs.shell`.
 
 - Action: ``MultiDiscrete([γ_max + 1] * K)`` — draft lengths.
 - Observation: float32 ``Box(-1, 1, (5K + 2,))``; layout in :mod:`msenv.engine.observation`.
 - Reward: realised goodput Σ_k N_k / T (tokens/s) × ``config.reward_scale``.
 - Episode: ``config.episode_length`` rounds, then ``truncated=True`` (never terminated).
-- ``info``: numbers and arrays only (see :data:`~msenv.engine.kinds.INFO_KEYS`).
+- ``info``: numbers and arrays only (see :data:`~msenv.engine.base.INFO_KEYS`).
 - ``env.unwrapped.context``: the upcoming round's :class:`~msenv.engine.context.RoundContext`.
 """
 
@@ -22,11 +21,9 @@ import numpy as np
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.functional import engine_for
-from ..engine.state import State
 from ..model.reactive import MODE_DL, MODE_NONE, MODE_UL
 from .render import ansi_line
-from .shell import check_render_mode, config_from_options, peek
+from .shell import EnvBatch, check_render_mode, config_from_options
 
 #: scalar round metrics of :func:`round_summary` (used by the harness, wrappers and loggers).
 SUMMARY_KEYS = ("mean_gamma", "share_accepted", "share_ul", "share_dl")
@@ -91,9 +88,9 @@ class MultiSpinEnv(gym.Env):
         self.config = resolve_config(config, **overrides)
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
+        self._batch = EnvBatch(self.config, 1, [self.np_random])
         self._use(self.config)
         self.action_space, self.observation_space = self._engine.layout.spaces()
-        self._state: State | None = None
         self._last: dict[str, Any] | None = None
         self._last_action: np.ndarray | None = None
         self._renderer = None
@@ -106,11 +103,13 @@ class MultiSpinEnv(gym.Env):
     def _use(self, cfg: SystemConfig) -> None:
         """Play ``cfg`` from now on: its engine (compiled on first use) and the numbers read on
         every step."""
-        self.config, self._engine = cfg, engine_for(cfg)
-        self._engine.warm_up()
-        self._n_reset = self._engine.reset_draws
+        self._batch.use(cfg)
+        self.config, self._engine = cfg, self._batch.engine
         self._length, self._scale = cfg.episode.episode_length, cfg.episode.reward_scale  # read on every step
-        self._u_step = np.empty((1, self._engine.step_draws))  # the step's uniforms, drawn in place
+
+    @property
+    def _state(self):
+        return self._batch.state
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -120,9 +119,8 @@ class MultiSpinEnv(gym.Env):
         super().reset(seed=seed)
         if options and "config" in options:
             self._use(config_from_options(self.config, options["config"]))
-        self._state = self._engine.reset(self.np_random.random((1, self._n_reset)))
-        self._ep_tokens = 0.0
-        self._ep_time = 0.0
+        self._batch.gens[0] = self.np_random  # a seed gives a new generator
+        self._batch.start(_ROW)
         self._last = None
         self._last_action = None
         if self._window is not None:
@@ -136,17 +134,18 @@ class MultiSpinEnv(gym.Env):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
         gamma = validate_action(action, self.config)
-        u = self.np_random.random(out=self._u_step)  # the same draws as random((1, n)); never kept
-        self._state, res = self._engine.step(u, self._state, gamma[None])
-        info = self._engine.row_info(res, 0, self._ep_tokens, self._ep_time)
-        self._ep_tokens, self._ep_time = info["episode_tokens"], info["episode_time"]
+        batch = self._batch
+        res = batch.play(gamma[None])
+        totals = batch.totals
+        info = self._engine.row_info(res, 0, totals.tokens.item(), totals.time.item())
         self._last = info
         self._last_action = gamma
-        truncated = bool(self._state.t[0] >= self._length)
+        state = batch.state
+        truncated = bool(state.t[0] >= self._length)
         reward = info["goodput"] * self._scale
         if self._window is not None:
             self._window.show(self._frame())
-        return self._state.obs[0], reward, False, truncated, info  # the step wrote the next observation
+        return state.obs[0], reward, False, truncated, info  # the step wrote the next observation
 
     def what_if(self, action) -> tuple[float, float]:
         """Counterfactual evaluation on common random numbers: the tokens and the latency (s) the
@@ -157,8 +156,7 @@ class MultiSpinEnv(gym.Env):
         if self._state is None:
             raise RuntimeError("call reset() before what_if()")
         gamma = validate_action(action, self.config)
-        u = peek([self.np_random], [0], np.empty_like(self._u_step))
-        _, res = self._engine.step(u, self._state, gamma[None])
+        res = self._batch.what_if(gamma[None])
         return float(res.total_tokens[0]), float(res.latency[0])
 
     @property
@@ -184,7 +182,7 @@ class MultiSpinEnv(gym.Env):
         return self._engine.context(self._state, 0, oracle)
 
     @property
-    def state(self) -> State:
+    def state(self):
         """The functional state (batch of one)."""
         return self._state
 
@@ -212,4 +210,7 @@ class MultiSpinEnv(gym.Env):
         if self._window is not None:
             self._window.close()
         super().close()
+
+
+_ROW = np.zeros(1, np.int64)  # the single env's one row
 

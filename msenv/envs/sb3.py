@@ -37,24 +37,31 @@ class SB3VecEnv(VecEnv):
         venv.metadata = {**venv.metadata, "autoreset_mode": AutoresetMode.SAME_STEP}
         self.venv = venv
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
-        self._seeds: list[int | None] | None = None
+        self._next_seeds: list[int | None] | None = None
         self._actions: np.ndarray | None = None
         self._ep_ret = np.zeros(self.num_envs)
         self._ep_len = np.zeros(self.num_envs, dtype=np.int64)
         self._t0 = time.time()
 
     def reset(self) -> np.ndarray:
-        seed = self._seeds if self._seeds is not None else None
+        seed = self._next_seeds if self._next_seeds is not None else None
         obs, _ = self.venv.reset(seed=seed)
-        self._seeds = None
+        self._next_seeds = None
         self._ep_ret[:] = 0.0
         self._ep_len[:] = 0
         self.reset_infos = [{} for _ in range(self.num_envs)]
         return obs
 
     def seed(self, seed: int | None = None):
-        self._seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
-        return self._seeds
+        self._next_seeds = [None if seed is None else seed + i for i in range(self.num_envs)]
+        return self._next_seeds
+
+    def seed_next_reset(self, seeds: list[int | None]) -> None:
+        """Seed the next reset's environment i with ``seeds[i]`` (one seed per environment, where
+        :meth:`seed` gives ``seed + i``)."""
+        if len(seeds) != self.num_envs:
+            raise ValueError(f"seed list has {len(seeds)} entries; expected num_envs={self.num_envs}")
+        self._next_seeds = list(seeds)
 
     def step_async(self, actions: np.ndarray) -> None:
         self._actions = np.asarray(actions).reshape(self.num_envs, -1)

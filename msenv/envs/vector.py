@@ -27,9 +27,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..config.system import SystemConfig, check_fields, resolve_config
 from ..engine.context import RoundContext, validate_action
-from ..engine.functional import engine_for
-from ..engine.state import State
-from .shell import Autoreset, Totals, autoreset_mode_of, check_num_envs, config_from_options, draw, peek, seed_list
+from .shell import Autoreset, EnvBatch, autoreset_mode_of, check_num_envs, config_from_options, seed_list
 
 
 class MultiSpinVectorEnv(VectorEnv):
@@ -52,62 +50,46 @@ class MultiSpinVectorEnv(VectorEnv):
         self.metadata = {**self.metadata, "autoreset_mode": autoreset_mode_of(autoreset_mode)}
         self.num_envs = int(num_envs)
         self.render_mode = None
-        self._use(resolve_config(config, **overrides))
-        self.single_action_space, self.single_observation_space = self._engine.layout.spaces()
+        self._batch = EnvBatch(resolve_config(config, **overrides), self.num_envs,
+                               [seeding.np_random(None)[0] for _ in range(self.num_envs)])
+        self.config = self._batch.config
+        self.single_action_space, self.single_observation_space = self._batch.engine.layout.spaces()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._gens = [seeding.np_random(None)[0] for _ in range(self.num_envs)]
-        self._state: State | None = None
         self._autoreset = Autoreset(self, self.num_envs)
-        self._totals = Totals(self.num_envs)
-
-    def _use(self, cfg: SystemConfig) -> None:
-        """Play ``cfg`` from now on (its engine, compiled on first use)."""
-        self.config, self._engine = cfg, engine_for(cfg)
-        self._engine.warm_up()
-        self._n_reset, self._n_step = self._engine.reset_draws, self._engine.step_draws
-
-    def _fresh(self, rows: np.ndarray) -> State:
-        return self._engine.reset(draw(self._gens, rows, np.zeros((self.num_envs, self._n_reset))))
 
     @property
     def np_random_generators(self) -> list[np.random.Generator]:
         """The sub-envs' generators (sub-env i draws only from generator i)."""
-        return self._gens
+        return self._batch.gens
 
     # ------------------------------------------------------------------ API
     def reset(self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None):
-        seeds = seed_list(seed, self.num_envs)
-        for i, s in enumerate(seeds):
+        batch = self._batch
+        for i, s in enumerate(seed_list(seed, self.num_envs)):
             if s is not None:
-                self._gens[i] = seeding.np_random(s)[0]
+                batch.gens[i] = seeding.np_random(s)[0]
         if options and "config" in options:
-            self._use(config_from_options(self.config, options["config"]))
-        self._state = self._fresh(np.arange(self.num_envs))
+            batch.use(config_from_options(self.config, options["config"]))
+            self.config = batch.config
+        batch.start(range(self.num_envs))
         self._autoreset.clear()
-        self._totals.clear(slice(None))
-        return self._engine.observe(self._state), {}
+        return batch.engine.observe(batch.state), {}
 
     def step(self, actions):
-        if self._state is None:
+        batch = self._batch
+        if batch.state is None:
             raise RuntimeError("call reset() before step()")
         cfg, n = self.config, self.num_envs
         live = self._autoreset.playing()
-        self._state, res = self._play(actions, live, draw)
-        self._totals.add(res, live)
-        truncated = live & (self._state.t >= cfg.episode.episode_length)
+        res = batch.play(validate_action(actions, cfg, batch=n), live)
+        truncated = live & (batch.state.t >= cfg.episode.episode_length)
         terminated = np.zeros(n, dtype=bool)
         rewards = np.where(live, res.goodput * cfg.episode.reward_scale, 0.0)
-        info = self._engine.batch_info(res, live, self._totals.tokens, self._totals.time)
-        self._autoreset.finish(live, truncated | terminated, info, lambda: self._engine.observe(self._state),
-                               self._restart)
-        return self._engine.observe(self._state), rewards, terminated, truncated, info
-
-    def _restart(self, rows: np.ndarray) -> None:
-        mask = np.zeros(self.num_envs, dtype=bool)
-        mask[rows] = True
-        self._state = self._state.where(mask, self._fresh(rows))
-        self._totals.clear(rows)
+        info = batch.engine.batch_info(res, live, batch.totals.tokens, batch.totals.time)
+        self._autoreset.finish(live, truncated | terminated, info, lambda: batch.engine.observe(batch.state),
+                               batch.start)
+        return batch.engine.observe(batch.state), rewards, terminated, truncated, info
 
     def what_if(self, actions) -> tuple[np.ndarray, np.ndarray]:
         """Counterfactual evaluation on common random numbers: the tokens [N] and the latency (s)
@@ -115,41 +97,63 @@ class MultiSpinVectorEnv(VectorEnv):
         draws its next :meth:`step` will use, whatever that step plays; every generator is put back
         where it was (see :meth:`msenv.MultiSpinEnv.what_if`). A sub-env whose next step is a
         reset (next-step autoreset) plays no round: 0 tokens, latency 0."""
-        if self._state is None:
+        if self._batch.state is None:
             raise RuntimeError("call reset() before what_if()")
         live = self._autoreset.playing()
-        _, res = self._play(actions, live, peek)
+        res = self._batch.what_if(validate_action(actions, self.config, batch=self.num_envs), live)
         return np.where(live, res.total_tokens, 0.0), np.where(live, res.latency, 0.0)
 
-    def _play(self, actions, live: np.ndarray, sample) -> tuple[State, Any]:
-        """(the next state, the round's result) of ``actions`` in the rows ``live``, their uniforms
-        from ``sample``: :func:`~msenv.envs.shell.draw` for a step, :func:`~msenv.envs.shell.peek`
-        for ``what_if``."""
-        gamma = validate_action(actions, self.config, batch=self.num_envs)
-        u = sample(self._gens, np.flatnonzero(live), np.zeros((self.num_envs, self._n_step)))
-        return self._engine.step(u, self._state, gamma)
+    @property
+    def state(self):
+        """The batched functional state (the engine kind's, arrays [N, …])."""
+        return self._batch.state
 
     @property
-    def state(self) -> State:
-        """The batched functional state."""
-        return self._state
+    def states(self) -> tuple:
+        """Each sub-env's functional state (a batch of one), as the cell generators' vector env gives them."""
+        self._ready()
+        s = self._batch.state
+        return tuple(type(s)(*(None if a is None else a[i: i + 1] for a in s)) for i in range(self.num_envs))
 
     @property
-    def context(self) -> RoundContext:
-        """The upcoming round's inputs of all sub-envs (arrays [N, K]) — what the server knows."""
+    def num_devices(self) -> np.ndarray:
+        """K of each sub-env [N] (every sub-env's cell is the config's)."""
+        return np.full(self.num_envs, self.config.num_devices, np.int64)
+
+    @property
+    def draft_times(self) -> np.ndarray:
+        """Each sub-env's devices' drafting times T_k^dft, s per token [N, K]."""
+        self._ready()
+        return self._batch.state.t_draft.copy()
+
+    def _ready(self) -> None:
+        if self._batch.state is None:
+            raise RuntimeError("call reset() first")
+
+    @property
+    def context(self) -> tuple[RoundContext, ...]:
+        """The upcoming round's inputs of each sub-env (one context per sub-env, arrays [K]) — what
+        the server knows."""
         return self.round_context()
 
     @property
-    def oracle_context(self) -> RoundContext:
-        """The upcoming round's truth of all sub-envs (see ``MultiSpinEnv.oracle_context``)."""
+    def oracle_context(self) -> tuple[RoundContext, ...]:
+        """The upcoming round's truth of each sub-env (see ``MultiSpinEnv.oracle_context``)."""
         return self.round_context(oracle=True)
 
-    def round_context(self, oracle: bool | str = False) -> RoundContext:
-        """The upcoming round's context of all sub-envs (arrays [N, K]; ``oracle`` as
-        :meth:`msenv.MultiSpinEnv.round_context`)."""
-        if self._state is None:
-            raise RuntimeError("call reset() before reading the context")
-        return self._engine.context(self._state, None, oracle)
+    def round_context(self, oracle: bool | str = False) -> tuple[RoundContext, ...]:
+        """The upcoming round's context of each sub-env (``oracle`` as
+        :meth:`msenv.MultiSpinEnv.round_context`); :meth:`batch_context` gives them as one context
+        of arrays [N, K]."""
+        return tuple(self.batch_context(oracle, i) for i in range(self.num_envs))
+
+    def batch_context(self, oracle: bool | str = False, index: int | None = None) -> RoundContext:
+        """Every sub-env's upcoming round as one context of arrays [N, K] (``index``: sub-env
+        ``index``'s alone, arrays [K])."""
+        self._ready()
+        return self._batch.engine.context(self._batch.state, index, oracle)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._state = None
+        batch = self.__dict__.get("_batch")  # None when __init__ refused its arguments
+        if batch is not None:
+            batch.state = None

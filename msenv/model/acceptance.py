@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._numeric import pairwise_sum, scipy_special, ufunc
+from .numeric import pairwise_sum, scipy_special, ufunc
 from .slots import MOMENT
 
 
@@ -44,6 +44,30 @@ def outcome_rows(u, start, alpha, cap, first_rej):
     for r in range(n):
         for i in range(k):
             first_rej[r, i] = first_rejection_scalar(1.0 - u[r, start + i], alpha[r, i], cap)
+
+
+def _task_scalar(u, n_tasks):
+    return min(int(u * n_tasks), n_tasks - 1)
+
+
+#: a request's task, uniform over the config's tasks, from one uniform: compiled and numpy ufunc
+task_scalar = njit(cache=True)(_task_scalar)
+_task_ufunc = ufunc(["i8(f8, i8)"], _task_scalar)
+
+
+def task_from_uniform(u: np.ndarray, n_tasks: int) -> np.ndarray:
+    """Task indices (uniform over ``n_tasks`` tasks) from uniforms."""
+    return _task_ufunc(u, n_tasks)
+
+
+def task_alpha(task: np.ndarray, rates) -> np.ndarray:
+    """The mean acceptance rate of each task index (``rates``: each task's)."""
+    return np.asarray(rates)[task]
+
+
+def request_length(u_len, task, mean_tokens) -> np.ndarray:
+    """A request's length in tokens, geometric with its task's mean (``mean_tokens``: each task's)."""
+    return geometric_from_uniform(u_len, np.asarray(mean_tokens)[task])
 
 
 def first_rejection_from_uniform(u: np.ndarray, alpha: np.ndarray, cap: int) -> np.ndarray:

@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit
 
 from ..config.system import SystemConfig
-from ._numeric import scipy_special, ufunc
+from .numeric import scipy_special, ufunc
 
 _LN2 = math.log(2.0)
 
@@ -92,6 +92,14 @@ def ul_delay(g_ul, p_ul_w, n0_w_hz: float, bandwidth_hz, bits: float) -> np.ndar
 
 
 # ---------------------------------------------------------------------- dynamics (model §11)
+def complex_links(u: np.ndarray, k: int, n_links: int) -> np.ndarray:
+    """Complex gains [B, L, K] from 2·K·L uniforms per row (magnitudes first, then phases; UL before
+    DL; L = 1, one shared gain, when reciprocal)."""
+    n = k * n_links
+    h = complex_gain_from_uniform(u[:, :n], u[:, n : 2 * n])
+    return h.reshape(len(u), n_links, k)
+
+
 def doppler_hz(speed_mps, carrier_hz: float) -> np.ndarray:
     """Maximum Doppler shift f_D = v·f_c / c."""
     from ..config.groups import SPEED_OF_LIGHT

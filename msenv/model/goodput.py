@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ..config.system import SystemConfig
 from . import acceptance, latency, reactive
-from ._numeric import as_flat, as_rows
 from .latency import latency_rows
+from .numeric import as_flat, as_rows
 from .slots import INT_ROW, PER_ROUND, REAL_ROW, ROUND_PARAM, Ints, Reals, RoundParams, pack
 
 
-@dataclass(frozen=True)
-class RoundResult:
+class RoundResult(NamedTuple):
     """Everything that happened in a batch of rounds (leading axes shared)."""
 
     tokens: np.ndarray  #: int [..., K]  N_k = A_k + 1
@@ -40,7 +39,8 @@ class RoundResult:
     served: np.ndarray
     #: [...] Σ_k tokens of each round (as float)
     total_tokens: np.ndarray
-    #: model §11 truth of the round (true α, correction-time gains, request ends), else None
+    #: the engine's truth of the round beyond these fields (model §11: true α, correction-time gains, request
+    #: ends; model §12: the trace's first rejections), by ``info`` key; None when there is none
     info: dict | None = None
 
 
@@ -161,22 +161,18 @@ _TOKENS, _SERVED, _ACCEPTED, _DL_POWER, _UL_DELAY = (INT_ROW.tokens, INT_ROW.ser
 _T_DRAFT, _T_VERIFY, _T_COM, _LATENCY, _GOODPUT, _TOTAL_TOKENS = PER_ROUND
 
 
-def kernel_result(ints, reals, rejected, modes, per_round, lead=None) -> RoundResult:
+def kernel_result(ints, reals, rejected, modes, per_round, lead=None, info=None) -> RoundResult:
     """A :class:`RoundResult` over the outputs of :func:`round_rows` (rows reshaped to ``lead``
-    when it is not one batch axis)."""
+    when it is not one batch axis), with the engine's ``info`` of the round."""
     if lead is not None and len(lead) != 1:
         k = modes.shape[-1]
         ints = ints[: len(RoundInts)].reshape((len(RoundInts),) + lead + (k,))
         reals = reals[: len(RoundReals)].reshape((len(RoundReals),) + lead + (k,))
         rejected, modes = rejected.reshape(lead + (k,)), modes.reshape(lead + (k,))
         per_round = per_round.reshape((len(PER_ROUND),) + lead)
-    res = object.__new__(RoundResult)  # frozen-dataclass construction without its per-field cost
-    res.__dict__.update(tokens=ints[_TOKENS], accepted=ints[_ACCEPTED], rejected=rejected, modes=modes,
-                        dl_power=reals[_DL_POWER], ul_delay=reals[_UL_DELAY], t_draft=per_round[_T_DRAFT],
-                        t_verify=per_round[_T_VERIFY], t_com=per_round[_T_COM], latency=per_round[_LATENCY],
-                        goodput=per_round[_GOODPUT], info=None, served=ints[_SERVED],
-                        total_tokens=per_round[_TOTAL_TOKENS])
-    return res
+    return RoundResult(ints[_TOKENS], ints[_ACCEPTED], rejected, modes, reals[_DL_POWER], reals[_UL_DELAY],
+                       per_round[_T_DRAFT], per_round[_T_VERIFY], per_round[_T_COM], per_round[_LATENCY],
+                       per_round[_GOODPUT], ints[_SERVED], per_round[_TOTAL_TOKENS], info)
 
 
 def kernel_outputs(n: int, k: int, extra: int = 0) -> tuple[np.ndarray, ...]:

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ..config.system import SystemConfig
-from ._numeric import as_rows
+from .numeric import as_rows
 
 
 @njit(cache=True, error_model="numpy")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._numeric import as_flat, as_rows, pairwise_sum
 from .channel import delay_scalar, rate_scalar
+from .numeric import as_flat, as_rows, pairwise_sum
 
 MODE_NONE, MODE_UL, MODE_DL = 0, 1, 2
 

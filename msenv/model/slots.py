@@ -33,14 +33,20 @@ class RoundParams(NamedTuple):
 
 
 class StepParams(NamedTuple):
-    """Constants of the step kernels (paper and model §11), built by
-    :func:`msenv.engine.state.step_params`; flags are 0/1."""
+    """Constants every step kernel reads after the round kernel's, built by
+    :meth:`msenv.engine.base.Engine.step_params`; flags are 0/1."""
 
     gamma_cap: float  #: γ_max + 1, the cap of a sampled first rejection
     fading_redraw: float  #: i.i.d. fading redrawn every round
     independent_links: float  #: UL and DL fade independently (else one reciprocal gain)
     random_policy: float  #: the reactive policy draws its modes from coins
     device_features: float  #: observation entries per device
+
+
+class DynamicParams(NamedTuple):
+    """The model §11 step's own constants after :class:`StepParams`, built by
+    :meth:`msenv.engine.kinds.dynamics.DynamicEngine.kind_params`; flags are 0/1."""
+
     statistical_csi: float  #: the observation's gain slots show β, not the fading
     gauss_markov: float  #: Gauss–Markov channel
     belief: float  #: 0 α observed, 1 Beta posterior, 2 the chain's grid filter
@@ -158,6 +164,7 @@ def _index(table: type) -> NamedTuple:
 #: slot indices of each table (compile-time constants in the kernels)
 ROUND_PARAM: RoundParams = _index(RoundParams)
 STEP_PARAM: StepParams = _index(StepParams)
+DYN_PARAM: DynamicParams = _index(DynamicParams)
 STEP_DRAW: StepDraws = _index(StepDraws)
 INT_ROW: Ints = _index(Ints)
 REAL_ROW: Reals = _index(Reals)

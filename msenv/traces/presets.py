@@ -20,7 +20,7 @@ import numpy as np
 from ..config.groups import MAX_TRACE_REQUESTS
 from .bank import DRAFTERS, MAX_CAP, TraceBank
 from .files import read_regular
-from .model import ModelParams, generate_bank
+from .model import ModelParams, generate_bank, hidden_states
 from .published import DATA, SHIPPED
 
 
@@ -119,7 +119,8 @@ PRESETS: dict[str, Preset] = {
         drafter="ngram", cap=21, requests=495, source=_source("instructcoder")),
 }
 
-__all__ = ["MAX_FIT_BYTES", "PRESETS", "FitFile", "Preset", "fitted_model", "preset_bank", "read_fit", "read_fit_file"]
+__all__ = ["MAX_FIT_BYTES", "PRESETS", "FitFile", "Preset", "fitted_model", "preset_bank", "preset_hidden", "read_fit",
+           "read_fit_file"]
 
 #: the largest PARAMS.json a reader opens (one written by fit is about 5 KB)
 MAX_FIT_BYTES = 2**20
@@ -206,3 +207,10 @@ def preset_bank(name: str, requests: int | None = None, seed: int | np.random.Ge
     where = f"seed {seed}" if not isinstance(seed, np.random.Generator) else "a Generator"
     return generate_bank(p.params, n, seed=seed, cap=p.cap, drafter=p.drafter,
                          source=f"preset {name} ({n} requests, {where})")
+
+
+def preset_hidden(name: str, requests: int | None = None, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The hidden levels [R] and states [positions] of :func:`preset_bank`'s bank of the same
+    arguments (:func:`~msenv.traces.model.hidden_states`)."""
+    p = PRESETS[name]
+    return hidden_states(p.params, p.requests if requests is None else requests, seed=seed, cap=p.cap)

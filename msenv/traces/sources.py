@@ -30,7 +30,7 @@ import numpy as np
 from ..config.groups import MAX_TRACE_REQUESTS, TraceConfig
 from ..config.system import SystemConfig
 from .files import file_record, load_bank
-from .presets import PRESETS, preset_bank
+from .presets import PRESETS, preset_bank, preset_hidden
 from .published import DATA, PUBLISHED_LIMIT, SHIPPED, published_path, published_source, shipped_path
 from .split import split_indices
 
@@ -51,6 +51,10 @@ class Bank(NamedTuple):
     sha256: str  #: the source's SHA-256
     #: every file read, as :func:`~msenv.traces.files.file_record` gives it (a preset: none)
     files: tuple = ()
+    #: the generating model's hidden part where the bank was drawn from it (presets, and mixes of
+    #: them): each request's level z [R] and each position's state (uint8, 1: high); else None
+    levels: np.ndarray | None = None
+    high: np.ndarray | None = None
 
 
 def _names(source: str) -> list[str]:
@@ -154,7 +158,7 @@ def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_
     sources' banks (``requests`` each for a preset) whose splits are the union of theirs, so that a
     request of A's test split is never in the mix's training split."""
     names = _names(source)
-    acc, offsets, idx, cap, digests, files = [], [0], [], None, [], []
+    acc, offsets, idx, cap, digests, files, levels, high = [], [0], [], None, [], [], [], []
     for name in names:
         path, kind = _path_of(name)
         bank = _bank(name, kind, path, drafter, requests, seed, drop_limit)
@@ -167,13 +171,19 @@ def _load(source: str, drafter: str, split: str, requests: int, seed: int, drop_
         offsets += list(bank.offsets[1:] + offsets[-1])
         cap = int(bank.cap) if cap is None else min(cap, int(bank.cap))  # the bound every component prices
         digests.append(bank.sha256)
+        if kind == "preset":  # what a state oracle knows: drawn again from the same seed
+            z, states = preset_hidden(name, requests=requests, seed=seed)
+            levels.append(z)
+            high.append(states)
     requests_of_split = np.concatenate(idx)
     if len(requests_of_split) == 0:
         raise ValueError(f"config field trace_split={split!r} is invalid for trace_source={source!r}: it holds no "
                          "request; allowed: a split with requests or 'all'")
     digest = digests[0] if len(digests) == 1 else hashlib.sha256(" ".join(digests).encode()).hexdigest()
+    hidden = len(levels) == len(names)
     return Bank(np.ascontiguousarray(np.concatenate(acc), np.int32), np.asarray(offsets, np.int64),
-                np.ascontiguousarray(requests_of_split, np.int64), cap, source, digest, tuple(files))
+                np.ascontiguousarray(requests_of_split, np.int64), cap, source, digest, tuple(files),
+                np.concatenate(levels) if hidden else None, np.concatenate(high) if hidden else None)
 
 
 def _checked(cfg: SystemConfig) -> list[tuple[str, str, Path | None]]:
@@ -188,12 +198,18 @@ def _checked(cfg: SystemConfig) -> list[tuple[str, str, Path | None]]:
     return out
 
 
+def version_of(cfg: SystemConfig) -> tuple:
+    """The version of the files a trace config reads (each file's device, inode, size and times;
+    () for a preset): equal versions, the same bank."""
+    return tuple(_stamp(path) for _, _, path in _checked(cfg))
+
+
 def bank_of(cfg: SystemConfig) -> Bank:
     """The bank of a trace config (built once per source, split and version of its files): a
     preset's bank drawn from the fitted model, or a file's; ``ValueError`` in one line naming the
     file, request and field for a bad file, a field that does not apply to the source (module
     docstring), and ``gamma_max`` when the bank cannot price its drafts."""
-    stamps = tuple(_stamp(path) for _, _, path in _checked(cfg))
+    stamps = version_of(cfg)
     bank = _load(cfg.traces.trace_source, cfg.traces.trace_drafter, cfg.traces.trace_split, cfg.traces.trace_requests,
                  cfg.traces.trace_seed, cfg.traces.trace_drop_limit, stamps)
     if cfg.gamma_max >= bank.cap:
@@ -209,7 +225,7 @@ def trace_files(cfg, missing_ok: bool = False) -> list[dict]:
     under its path in the package, ``msenv/traces/data/…``), in the order of its source; [] for no
     trace or a preset. ``missing_ok``: leave out a file that cannot be read here (else the
     reader's ``ValueError``). Reads each file's bytes (to hash them), never parses them."""
-    base = getattr(cfg, "base", cfg)  # a cell generator's config reads its base's source
+    base = cfg.base  # a cell generator's config reads its base's source
     if base.traces.trace_source is None:
         return []
     out = []
@@ -227,4 +243,4 @@ def trace_files(cfg, missing_ok: bool = False) -> list[dict]:
     return out
 
 
-__all__ = ["Bank", "DEFAULT_DRAFTER", "MAX_MIX", "bank_of", "trace_files"]
+__all__ = ["Bank", "DEFAULT_DRAFTER", "MAX_MIX", "bank_of", "trace_files", "version_of"]

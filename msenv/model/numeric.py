@@ -1,4 +1,4 @@
-"""Numerical helpers shared by the compiled kernels (numba)."""
+"""Numerical helpers shared by the compiled kernels (numba), and the guard of their on-disk cache."""
 
 from __future__ import annotations
 
@@ -42,6 +42,57 @@ def pairwise_sum(x):
         return res
     n2 = (n // 2) - (n // 2) % 8
     return pairwise_sum(x[:n2]) + pairwise_sum(x[n2:])
+
+
+# ---------------------------------------------------------------------- the compiled kernels' cache
+def _file_lock(path: str):
+    """An exclusive lock of the file ``path`` held for a ``with`` block (POSIX ``flock``; where
+    there is none, no lock)."""
+    try:
+        import fcntl
+    except ImportError:  # no POSIX locks: as numba does
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def held():
+        with open(path, "a+b") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+
+    return held()
+
+
+def serialize_cache_saves() -> bool:
+    """Make numba's saves of compiled kernels safe for processes that compile at once.
+
+    numba saves a function's compiled specialisation in steps — read the function's index, take
+    the first free data-file number, write the index, write the data — so two processes that compile
+    two specialisations of one function at the same moment (the test suite's workers, parallel
+    evaluations, an engine's observation drivers, which share one index) can take the same number,
+    and one's machine code is later loaded for the other's types. Each save here holds an exclusive
+    lock beside the index, which makes the steps one. Returns whether the guard is in place (numba
+    without that cache class: no guard, as before)."""
+    try:
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:
+        return False
+    save = IndexDataCacheFile.save
+    if getattr(save, "serialized", False):
+        return True
+
+    def locked_save(self, key, data):
+        with _file_lock(self._index_path + ".lock"):
+            return save(self, key, data)
+
+    locked_save.serialized = True
+    IndexDataCacheFile.save = locked_save
+    return True
+
+
+serialize_cache_saves()
 
 
 _BUILDERS: list = []  # keeps numba's ufunc builders (and their compiled loops) alive

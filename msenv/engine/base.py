@@ -1,13 +1,15 @@
 """The engine: built once from a config, it owns everything a config's rounds need.
 
-:func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — the paper
-scenario's (:class:`PaperEngine`), the model §11 dynamics' (:class:`DynamicEngine`) or the traces'
-(:class:`msenv.engine.traces.TraceEngine`) — built once per config and cached. An engine owns the
-:class:`~msenv.engine.observation.Layout` (spaces, observation width and the meaning of each entry),
-reset, step, observation, the controllers' context, the ``info`` of a round (its keys and their
-meanings in one list, :attr:`Engine.info`) and the rows of a cell
-generator (:meth:`Engine.cells`). The shells call these methods and never ask which kind they hold;
-adding a kind is adding a class (here or in a module of its own) and a case to ``engine_for``.
+:func:`msenv.engine.functional.engine_for` reads the config once and returns its engine — one
+:class:`Engine` subclass per *kind*, each in a module of its own: the paper scenario's
+(:mod:`msenv.engine.kinds.paper`), the model §11 dynamics' (:mod:`msenv.engine.kinds.dynamics`), the traces'
+(:mod:`msenv.engine.kinds.traces`). A kind owns its state type, its observation table (device rows of
+:class:`~msenv.engine.observation.Feature`), the parts of its random draws, its step, its context
+type and its ``info`` keys. This base writes once what every kind shares: the reset of the paper
+scenario's part of the state (geometry, tasks, drafting speeds, budgets), the observation from the
+table, the ``info`` of a round, the kernels' constants and the padded rows of a cell generator. The
+shells call these methods and never ask which kind they hold; adding a kind is adding a module and
+a case to ``engine_for``.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ import numpy as np
 
 from ..config.system import SystemConfig
 from ..model import channel
-from ..model._numeric import compile_notice
-from ..model.goodput import RoundResult
-from . import dynamics
-from .cells import CellRows, PaddedPaperRows, SeparateRows
-from .context import ORACLE_MODES, RoundContext, dynamic_context, paper_context
-from .observation import Layout, device_feature_names, global_feature_names, observe_dynamic, observe_paper, static_obs
-from .paper import step_paper
-from .state import State, reset_draws, step_draws
-from .state import layout as draw_layout
+from ..model.acceptance import task_alpha, task_from_uniform
+from ..model.goodput import RoundResult, round_params
+from ..model.numeric import compile_notice
+from ..model.slots import StepParams, pack
+from .cells import CellRows, SeparateRows
+from .context import ORACLE_MODES, RoundContext
+from .observation import GLOBALS, Feature, Observation
+from .state import Parts, draw_layout, links, paper_draws
 
 
 class InfoKey(NamedTuple):
@@ -53,85 +54,125 @@ ROUND_INFO = (
     InfoKey("episode_time", "float: time so far in the episode, s"),
     InfoKey("episode_throughput", "float: episode_tokens / episode_time, tokens/s (the long-run throughput)"),
 )
-#: model §11: the truth of the round, for analysis (never in the observation)
-DYNAMIC_INFO = (
-    InfoKey("alpha", "float [K]: the true α of the round (dynamics only; never in the observation)"),
-    InfoKey("g_ul_corr", "float [K]: the UL gain the correction used (dynamics only)"),
-    InfoKey("g_dl_corr", "float [K]: the DL gain the correction used (dynamics only)"),
-)
 #: back-to-back requests: which requests ended
 REQUEST_INFO = (InfoKey("request_done", "bool [K]: the device's request ended this round (requests only)"),)
 #: a cell generator's rows add the cell's size
 CELL_INFO = (InfoKey("num_devices", "int: K, the cell's devices (slots 0 … K − 1)"),)
 #: the round's fields each ``info`` copies from its :class:`~msenv.model.goodput.RoundResult`
 RESULT_KEYS = tuple(key.name for key in ROUND_INFO[:11])
-
-#: keys of the paper scenario's ``info`` (0.5's name)
+#: keys of the paper scenario's ``info``
 INFO_KEYS = tuple(key.name for key in ROUND_INFO)
-#: what every ``info`` key of every engine holds
-INFO_DOCS = {key.name: key.doc for key in ROUND_INFO + DYNAMIC_INFO + REQUEST_INFO + CELL_INFO}
 
 _WARM: set[str] = set()
 
 
 class Engine:
-    """The engine of one config (see the module docstring); :func:`engine_for` builds it.
+    """The engine of one config (see the module docstring); :func:`engine_for
+    <msenv.engine.functional.engine_for>` builds it.
 
-    The functional core, batched over a leading axis B: ``reset(u)`` → :class:`State` from the
+    The functional core, batched over a leading axis B: ``reset(u)`` → the kind's state from the
     reset's uniforms ``u`` [B, reset_draws]; ``step(u, state, gamma)`` → (next state, the round's
     :class:`~msenv.model.goodput.RoundResult`) from the step's uniforms [B, step_draws] and draft
     lengths [B, K]; ``observe(state)`` → float32 [B, obs_size]; ``context(state, index, oracle)``
-    → what a controller sees."""
+    → what a controller sees.
+
+    A kind sets :attr:`devices` and :attr:`globals` (its observation table), :attr:`round_rows` (the rows its
+    compiled
+    step writes) and :attr:`extra_info`, and implements :meth:`start`, :meth:`step`, :meth:`view`
+    and :meth:`write_round` (and, when it has more to show a controller, :meth:`_context`)."""
 
     #: the kind's name
     name: str = ""
+    #: the kind's observation table: its device rows and its global rows, in order
+    devices: tuple[Feature, ...] = ()
+    globals: tuple[Feature, ...] = GLOBALS
+    #: its per-round rows, in the order of its compiled driver
+    round_rows: tuple[Feature, ...] = ()
+    #: the ``info`` keys the kind adds to :data:`ROUND_INFO`
+    extra_info: tuple[InfoKey, ...] = ()
 
     def __init__(self, config: SystemConfig) -> None:
         self.config = config
+        #: the observation: its layout, the meaning of each entry and its per-episode part
+        self.observation = Observation(config, config.num_devices, self.devices, self.globals, self.round_rows)
         #: the shapes the config fixes
-        self.layout = Layout(config.num_devices, device_feature_names(config), global_feature_names(config),
-                             config.gamma_max)
+        self.layout = self.observation.layout
+        #: named slices of a reset's and a step's uniforms (:func:`~msenv.engine.state.draw_layout`)
+        self.draws = draw_layout(*self.draw_parts())
         #: uniforms one reset / one step takes per row
-        self.reset_draws, self.step_draws = reset_draws(config), step_draws(config)
+        self.reset_draws = self.draws["reset"]["_size"].stop
+        self.step_draws = self.draws["step"]["_size"].stop
         #: the keys of a round's ``info`` and what each holds
-        self.info: tuple[InfoKey, ...] = ROUND_INFO + self._extra_info()
+        self.info: tuple[InfoKey, ...] = ROUND_INFO + self.extra_info
         #: the names of :attr:`info`
         self.info_keys = tuple(key.name for key in self.info)
+        #: the step kernel's constants: the round kernel's (:class:`~msenv.model.slots.RoundParams`),
+        #: then the step's (:class:`~msenv.model.slots.StepParams`), then the kind's own
+        self.constants = np.concatenate([round_params(config, config.radio.mode_policy), pack(self.step_params()),
+                                         self.kind_params()])
 
-    def _extra_info(self) -> tuple[InfoKey, ...]:
-        return ()
+    # ------------------------------------------------------------------ what a kind declares
+    def draw_parts(self) -> tuple[Parts, Parts]:
+        """The parts of a reset's and a step's uniforms: the paper scenario's."""
+        reset, step, coins = paper_draws(self.config)
+        return reset, step + coins
+
+    def step_params(self) -> StepParams:
+        """The constants every step kernel reads."""
+        cfg = self.config
+        return StepParams(gamma_cap=cfg.gamma_max + 1.0, fading_redraw=cfg.channel.fading_redraw == "round",
+                          independent_links=links(cfg) == 2, random_policy=cfg.radio.mode_policy == "random",
+                          device_features=self.layout.row)
+
+    def kind_params(self) -> np.ndarray:
+        """The kind's own constants after :meth:`step_params` (none)."""
+        return np.zeros(0)
 
     # ------------------------------------------------------------------ the functional core
-    def reset(self, u: np.ndarray) -> State:
+    def reset(self, u: np.ndarray):
         """New episodes, one per row of the reset uniforms ``u`` [B, reset_draws]: geometry, tasks,
-        drafting speeds, budgets and the first round's fading (and the model §11 state when
-        configured)."""
+        drafting speeds and budgets here, the rest (fading, the kind's own state) by :meth:`start`."""
         cfg = self.config
-        lay = draw_layout(cfg)["reset"]
+        lay = self.draws["reset"]
         distance = channel.distances_from_uniform(u[:, lay["distance"]], cfg)
-        beta = channel.large_scale_gain(distance, cfg.ref_gain, cfg.channel.pathloss_exponent)
-        task = dynamics.task_from_uniform(u[:, lay["task"]], cfg)
-        alpha = dynamics.task_alpha(task, cfg)
+        task = task_from_uniform(u[:, lay["task"]], len(cfg.acceptance.tasks))
         s_lo, s_hi = cfg.compute.draft_scale_range
-        t_draft = cfg.compute.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]])
-        p_ul = _budget(u[:, lay["p_ul"].start], cfg.radio.p_ul_dbm, cfg.radio.p_ul_dbm_range)
-        p_dl = _budget(u[:, lay["p_dl"].start], cfg.radio.p_dl_dbm, cfg.radio.p_dl_dbm_range)
-        alpha, g_ul, g_dl, extra = dynamics.reset_fields(u, lay, task, alpha, beta, cfg)
-        if g_ul is None:
-            g_ul, g_dl = channel.fading_from_uniform(u[:, lay["fading"]], beta, cfg)
-        obs = static_obs(alpha, t_draft, beta, p_ul, p_dl, cfg)
-        return State(distance, beta, task, alpha, t_draft, p_ul, p_dl, g_ul, g_dl, np.zeros(len(u), np.int64), obs,
-                     **extra)
+        fields = dict(
+            distance=distance, beta=channel.large_scale_gain(distance, cfg.ref_gain, cfg.channel.pathloss_exponent),
+            task=task, alpha=task_alpha(task, cfg.acceptance.acceptance_rates),
+            t_draft=cfg.compute.t_draft_ref_s * (s_lo + (s_hi - s_lo) * u[:, lay["scale"]]),
+            p_ul_w=_budget(u[:, lay["p_ul"].start], cfg.radio.p_ul_dbm, cfg.radio.p_ul_dbm_range),
+            p_dl_w=_budget(u[:, lay["p_dl"].start], cfg.radio.p_dl_dbm, cfg.radio.p_dl_dbm_range))
+        return self.start(u, fields)
 
-    def step(self, u: np.ndarray, state: State, gamma: np.ndarray) -> tuple[State, RoundResult]:
+    def start(self, u: np.ndarray, fields: dict[str, np.ndarray]):
+        """The kind's state of new episodes from the reset uniforms ``u`` and the shared ``fields``
+        (distance, beta, task, alpha, t_draft, p_ul_w, p_dl_w)."""
+        raise NotImplementedError
+
+    def step(self, u: np.ndarray, state, gamma: np.ndarray) -> tuple[Any, RoundResult]:
         """One round of every row (``gamma`` [B, K] draft lengths, ``u`` [B, step_draws] uniforms)."""
         raise NotImplementedError
 
-    def observe(self, state: State) -> np.ndarray:
-        """The observation [B, obs_size] of ``state``."""
+    def observe(self, state) -> np.ndarray:
+        """The observation [B, obs_size] of ``state``: the one the step wrote, or its per-episode
+        entries with the per-round rows written now."""
+        if state.obs is not None:
+            return state.obs
+        out = state.static_obs.copy()
+        self.write_round(out, self.view(state))
+        return out
+
+    def view(self, state):
+        """What the kind's per-round rows read, from ``state``."""
         raise NotImplementedError
 
-    def context(self, state: State, index: int | None = None, oracle: bool | str = False) -> RoundContext:
+    def write_round(self, out: np.ndarray, view) -> None:
+        """Write the per-round rows of :attr:`observation` into ``out`` [B, obs_size] (the kind's
+        compiled driver)."""
+        raise NotImplementedError
+
+    def context(self, state, index: int | None = None, oracle: bool | str = False) -> RoundContext:
         """What a controller sees before the round of row ``index`` (arrays [K]) or of every row
         (``None``): the server's knowledge, or with ``oracle`` the truth
         (:data:`~msenv.engine.context.ORACLE_MODES`)."""
@@ -139,17 +180,26 @@ class Engine:
             raise ValueError(f"oracle={oracle!r} is invalid; allowed: {', '.join(map(repr, ORACLE_MODES))}")
         return self._context(state, index, oracle)
 
-    def _context(self, state: State, index: int | None, oracle: bool | str) -> RoundContext:
-        raise NotImplementedError
+    def _context(self, state, index: int | None, oracle: bool | str) -> RoundContext:
+        """The paper scenario's context: what the server sees is the truth, so ``oracle`` changes
+        nothing."""
+        i = slice(None) if index is None else index
+        p_ul = state.p_ul_w[i] if index is None else float(state.p_ul_w[i])
+        p_dl = state.p_dl_w[i] if index is None else float(state.p_dl_w[i])
+        return RoundContext(state.alpha[i], state.t_draft[i], state.g_ul[i], state.g_dl[i], p_ul, p_dl, self.config)
+
+    @staticmethod
+    def rows(gamma: np.ndarray) -> np.ndarray:
+        """Draft lengths as the compiled kernels take them: int64, C-contiguous."""
+        if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
+            gamma = np.ascontiguousarray(gamma, dtype=np.int64)
+        return gamma
 
     # ------------------------------------------------------------------ info
     def row_info(self, res: RoundResult, i: int, ep_tokens: float, ep_time: float) -> dict[str, Any]:
         """The ``info`` of row ``i`` of a round's result (a single env's); ``ep_tokens`` /
-        ``ep_time`` are the episode's totals before this round (the dict holds them after it).
-        Written key by key: this is on the single env's step, where a loop costs a microsecond."""
-        latency = float(res.latency[i])
-        ep_tokens += float(res.total_tokens[i])
-        ep_time += latency
+        ``ep_time`` are the episode's totals after this round. Written key by key: this is on the
+        single env's step, where a loop costs a microsecond."""
         out = {
             "tokens": res.tokens[i],
             "accepted": res.accepted[i],
@@ -160,7 +210,7 @@ class Engine:
             "t_draft": float(res.t_draft[i]),
             "t_verify": float(res.t_verify[i]),
             "t_com": float(res.t_com[i]),
-            "latency": latency,
+            "latency": float(res.latency[i]),
             "goodput": float(res.goodput[i]),
             "episode_tokens": ep_tokens,
             "episode_time": ep_time,
@@ -226,51 +276,4 @@ def _budget(u: np.ndarray, fixed_dbm: float, rng_dbm: tuple[float, float] | None
     return 10.0 ** ((dbm - 30.0) / 10.0)
 
 
-def _rows(gamma: np.ndarray) -> np.ndarray:
-    """Draft lengths as the compiled kernels take them: int64, C-contiguous."""
-    if gamma.dtype != np.int64 or not gamma.flags.c_contiguous:
-        gamma = np.ascontiguousarray(gamma, dtype=np.int64)
-    return gamma
-
-
-class PaperEngine(Engine):
-    """The paper's assumptions: i.i.d. block fading seen exactly, each device's α fixed and known
-    (the step: :func:`msenv.engine.paper.step_paper`; cells of different sizes in one compiled,
-    padded batch)."""
-
-    name = "paper"
-
-    def step(self, u, state, gamma):
-        return step_paper(u, state, _rows(gamma), self.config)
-
-    def observe(self, state):
-        return observe_paper(state, self.config)
-
-    def _context(self, state, index, oracle):
-        return paper_context(state, self.config, index)
-
-    def cells(self, rows, slots):
-        return PaddedPaperRows(rows, slots, self.layout)
-
-
-class DynamicEngine(Engine):
-    """The model §11 dynamics: Gauss–Markov channels, requests, the easy/hard chain, hidden α (the
-    step: :func:`msenv.engine.dynamics.step`); its ``info`` adds the round's truth."""
-
-    name = "dynamics"
-
-    def _extra_info(self):
-        return DYNAMIC_INFO + (REQUEST_INFO if self.config.dynamics.alpha_dynamics != "fixed" else ())
-
-    def step(self, u, state, gamma):
-        return dynamics.step(u, state, _rows(gamma), self.config)
-
-    def observe(self, state):
-        return observe_dynamic(state, self.config)
-
-    def _context(self, state, index, oracle):
-        return dynamic_context(state, self.config, index, oracle)
-
-
-__all__ = ["CELL_INFO", "DYNAMIC_INFO", "DynamicEngine", "Engine", "INFO_DOCS", "INFO_KEYS", "InfoKey", "PaperEngine",
-           "REQUEST_INFO", "RESULT_KEYS", "ROUND_INFO"]
+__all__ = ["CELL_INFO", "Engine", "INFO_KEYS", "InfoKey", "REQUEST_INFO", "RESULT_KEYS", "ROUND_INFO"]
