@@ -443,3 +443,16 @@ def test_an_archived_result_of_format_1_is_checked_and_is_no_row(path):
     m = next(iter(doc["methods"]))
     doc["aggregates"]["throughput"][m]["iqm"][0] += 0.01
     assert f"method {m!r}: throughput aggregates do not follow from the scores" in benchmark.result_problems(doc)
+
+
+def test_a_replayed_float_may_move_in_its_last_bits_only():
+    """A replay compares floats to 12 significant digits (an episode mean's last bits depend on the
+    summation order numpy picks for the CPU), integers and text exactly."""
+    import math
+
+    from evaluation.benchmark.check import REPLAY_RTOL, same_statistic
+
+    t = 94.63069078067346
+    assert same_statistic(t, math.nextafter(math.nextafter(t, 0.0), 0.0))  # two units in the last place
+    assert not same_statistic(t, t * (1 + 100 * REPLAY_RTOL))
+    assert same_statistic(3, 3) and not same_statistic(3, 4) and not same_statistic("a", "b")

@@ -7,6 +7,7 @@ episodes, bit for bit (:func:`replay_problems`). Every problem is one line."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -221,6 +222,20 @@ def trace_file_problems(result: dict[str, Any]) -> list[str]:
     return out
 
 
+#: the relative difference two replays of a float statistic may have: an episode's mean is summed in
+#: the order numpy picks for the CPU and its version, which moves its last bits (a few units in the
+#: last place), never its twelfth significant digit
+REPLAY_RTOL = 1e-12
+
+
+def same_statistic(recorded, replayed) -> bool:
+    """A replayed statistic equals the recorded one: integers and text exactly, floats to
+    :data:`REPLAY_RTOL`."""
+    if isinstance(recorded, float) or isinstance(replayed, float):
+        return math.isclose(float(recorded), float(replayed), rel_tol=REPLAY_RTOL, abs_tol=0.0)
+    return recorded == replayed
+
+
 def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, root: str | Path = ".") -> list[str]:
     """Replay ``n`` episodes of the file drawn at random (seeded by ``seed``) among the replayable
     methods' and compare every statistic but the timed ones (:data:`CLOCK_FIELDS`) to the bit; one
@@ -253,11 +268,11 @@ def replay_problems(result: dict[str, Any], n: int, seed: int | None = None, roo
         again = asdict(run_episode(entry.factory(), entry_config(entry, cells[row["cell"]].config()), row["seed"],
                                    row["label"], row["episode"]))
         for k, v in again.items():  # a statistic added after the file was written is not in it
-            if k not in CLOCK_FIELDS and k in row and row[k] != v:
+            if k not in CLOCK_FIELDS and k in row and not same_statistic(row[k], v):
                 out.append(f"method {row['method']!r} cell {row['cell']} episode {row['episode']} (seed {row['seed']}, "
                            f"run {row['run']}): {k} replays as {v!r}, the file has {row.get(k)!r}")
     return out
 
 
 __all__ = ["AGGREGATE_RTOL", "CLOCK_FIELDS", "COMMANDS", "MAX_RUNS", "check_result", "replay_problems", "replayable",
-           "reproducing_command", "result_problems", "row_problems", "trace_file_problems"]
+           "reproducing_command", "result_problems", "row_problems", "same_statistic", "trace_file_problems"]
