@@ -106,9 +106,34 @@ def _box_figures(app, doctree) -> None:
         box.append(image)
 
 
+def words_nowrap_in_code(html: str) -> str:
+    """Every code literal of ``html`` (a page's contents list) with each word in a ``span.nw``: a
+    command as a heading (``python -m experiments traces-tune``) wraps between its words in the
+    list's narrow column, never at a word's hyphen."""
+    def words(inner: str) -> str:
+        return "".join(tag or _WORD.sub(lambda w: f'<span class="nw">{w.group(0)}</span>', text)
+                       for tag, text in _TAG_OR_TEXT.findall(inner))
+
+    return _CODE_TEXT.sub(lambda m: m.group(1) + words(m.group(2)) + m.group(3), html)
+
+
+_SOURCE_TITLE = re.compile(r"(<h1>[^<]*?)([\w.]+)(</h1>)")
+
+
+def breakable_source_title(html: str) -> str:
+    """A source listing's title (``Source code for msenv.engine.kinds.dynamics_round``) with a
+    ``<wbr>`` after each dot of the module's name: a name wider than the column breaks between its
+    parts, not inside one."""
+    return _SOURCE_TITLE.sub(lambda m: m.group(1) + m.group(2).replace(".", ".<wbr>") + m.group(3), html, count=1)
+
+
 def _on_page_context(app, pagename, templatename, context, doctree) -> None:
     if "body" in context:
         context["body"] = breakable_cell_code(shell_blocks_nowrap(context["body"]))
+        if pagename.startswith("_modules/"):
+            context["body"] = breakable_source_title(context["body"])
+    if context.get("toc"):
+        context["toc"] = words_nowrap_in_code(context["toc"])
 
 
 def setup(app):

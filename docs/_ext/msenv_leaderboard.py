@@ -98,7 +98,8 @@ Another tool validates a file with the schema alone; with Python's `jsonschema` 
 ```pycon
 >>> import json, jsonschema
 >>> schema = json.load(open("result.schema.json"))
->>> jsonschema.validate(json.load(open("paper-v1.json")), schema)  # raises ValidationError if not
+>>> # raises jsonschema.ValidationError where the file breaks the schema
+>>> jsonschema.validate(json.load(open("paper-v1.json")), schema)
 ```
 
 or its command line (deprecated by its authors in favour of `check-jsonschema`, which takes the
