@@ -59,3 +59,47 @@ def test_specialisations_compiled_at_once_each_load_their_own_code(tmp_path):
     values, hits = out.strip().splitlines()
     expected = [complex(np.sum(eval(v, {"np": np}) * 2 + 1)) for v in VALUES.values()]
     assert values == repr(expected) and int(hits) == len(VALUES)
+
+
+# ---------------------------------------------------------------------- the package's stamp
+STATS = """
+import json, sys
+sys.path.insert(0, {root!r})
+import numpy as np
+from msenv.model import numeric
+assert numeric.__file__.startswith({root!r})
+numeric.pairwise_sum(np.arange(10.0))
+s = numeric.pairwise_sum.stats
+print(json.dumps({{"hits": sum(s.cache_hits.values()), "misses": sum(s.cache_misses.values())}}))
+"""
+
+
+def _stats(root: Path) -> dict:
+    import json
+
+    out = subprocess.run([sys.executable, "-c", STATS.format(root=str(root))], check=True, capture_output=True,
+                         text=True, cwd=root).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_a_kernels_cache_entry_is_stamped_by_the_whole_package():
+    from msenv.engine.kinds import dynamics_round
+    from msenv.model import numeric
+
+    for kernel in (numeric.pairwise_sum, dynamics_round.dynamic_rows):  # the first msenv kernel, and a round's
+        locator = kernel._cache._impl.locator
+        assert getattr(type(locator), "msenv_package_stamp", False)
+        assert locator.get_source_stamp() == numeric.package_stamp()
+    assert len(numeric.package_stamp()) == 64
+
+
+def test_an_entry_is_not_loaded_after_any_file_of_the_package_changed(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "msenv", tmp_path / "msenv", ignore=shutil.ignore_patterns("__pycache__"))
+    assert _stats(tmp_path)["misses"] == 1  # compiled and saved
+    assert _stats(tmp_path) == {"hits": 1, "misses": 0}  # the same sources: loaded
+    other = tmp_path / "msenv" / "engine" / "observation.py"  # not the kernel's own file
+    other.write_text(other.read_text() + "\n# edited\n")
+    assert _stats(tmp_path) == {"hits": 0, "misses": 1}  # compiled afresh
+    assert _stats(tmp_path) == {"hits": 1, "misses": 0}

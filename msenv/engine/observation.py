@@ -154,13 +154,16 @@ def round_writer(writers: tuple) -> Callable:
     """The compiled driver of a kind's per-round rows: ``write(out, nf, cols, view)`` calls
     ``writers[j](out, nf, cols[j], view)`` for every j with ``cols[j] ≥ 0`` (a row the config does
     not show has −1). Kinds call it inside their compiled step. Built as a chain of small compiled
-    closures, one per writer (numba calls each writer directly: no function pointers)."""
+    closures, one per writer (numba calls each writer directly: no function pointers). The closures
+    are not cached on disk — numba keys a closure's entry by the objects it captures, which differ in
+    every process, so each process would add an entry and none would load one; the kernels that call
+    the driver are cached with its code inside them."""
     chain = _end
     for write in reversed(tuple(writers)):
         chain = _link(write, chain)
     first = chain
 
-    @njit(cache=True)
+    @njit
     def write_rows(out, nf, cols, view):
         first(out, nf, cols, view, 0)
 
@@ -175,7 +178,7 @@ def _end(out, nf, cols, view, j):
 def _link(write: Callable, rest: Callable) -> Callable:
     """One link of a driver's chain: ``write`` row j (when shown), then the ``rest``."""
 
-    @njit(cache=True)
+    @njit
     def link(out, nf, cols, view, j):
         c = cols[j]
         if c >= 0:

@@ -12,38 +12,6 @@ from numba import njit, vectorize
 from numba.core import event as numba_event
 
 
-@njit(cache=True, error_model="numpy")
-def pairwise_sum(x):
-    """Σ x in numpy's float order (``np.sum`` of a contiguous row: 8 partial sums for 8 ≤ n ≤ 128,
-    halves beyond), so that compiled and numpy sums agree bit for bit."""
-    n = x.shape[0]
-    if n < 8:
-        res = 0.0
-        for i in range(n):
-            res += x[i]
-        return res
-    if n <= 128:
-        r0, r1, r2, r3, r4, r5, r6, r7 = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
-        i = 8
-        while i < n - n % 8:
-            r0 += x[i]
-            r1 += x[i + 1]
-            r2 += x[i + 2]
-            r3 += x[i + 3]
-            r4 += x[i + 4]
-            r5 += x[i + 5]
-            r6 += x[i + 6]
-            r7 += x[i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += x[i]
-            i += 1
-        return res
-    n2 = (n // 2) - (n // 2) % 8
-    return pairwise_sum(x[:n2]) + pairwise_sum(x[n2:])
-
-
 # ---------------------------------------------------------------------- the compiled kernels' cache
 def _file_lock(path: str):
     """An exclusive lock of the file ``path`` held for a ``with`` block (POSIX ``flock``; where
@@ -93,6 +61,105 @@ def serialize_cache_saves() -> bool:
 
 
 serialize_cache_saves()
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the msenv folder
+_stamp: list = []
+
+
+def package_stamp() -> str:
+    """A digest of every Python source file of msenv as this process first read them (its first
+    call; later edits do not change it): the stamp of every compiled kernel's on-disk cache entry."""
+    if not _stamp:
+        import hashlib
+
+        digest = hashlib.sha256()
+        for folder, dirs, files in sorted(os.walk(_PACKAGE)):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith(".py")):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, _PACKAGE).encode())
+                with open(path, "rb") as fh:
+                    digest.update(hashlib.sha256(fh.read()).digest())
+        _stamp.append(digest.hexdigest())
+    return _stamp[0]
+
+
+def stamp_caches_by_package() -> bool:
+    """Key numba's on-disk cache of msenv's kernels by the whole package's sources.
+
+    numba stamps a cached kernel with its own file only, and a kernel's machine code holds the
+    kernels it calls from other files (an engine kind's round calls the observation's writers and
+    the model's round kernel): after an edit of a callee's file, or in a process that read some
+    files before a checkout and others after it, a cache entry would be loaded with the callees of
+    another version. Here every msenv kernel's entry carries :func:`package_stamp` instead, so an
+    entry is only ever loaded by a process that read the same sources as the one that saved it.
+    Kernels outside msenv keep numba's own stamp. Returns whether the stamp is in place."""
+    try:
+        from numba.core import caching
+    except ImportError:
+        return False
+    impl = getattr(caching, "CacheImpl", None)
+    bases = [getattr(caching, n, None) for n in ("UserProvidedCacheLocator", "InTreeCacheLocator",
+                                                 "UserWideCacheLocator")]
+    if impl is None or None in bases or not hasattr(impl, "_locator_classes"):
+        return False
+    if any(getattr(c, "msenv_package_stamp", False) for c in impl._locator_classes):
+        return True
+
+    def stamped(base):
+        class PackageStamped(base):
+            msenv_package_stamp = True
+
+            @classmethod
+            def from_function(cls, py_func, py_file):
+                inside = os.path.abspath(py_file).startswith(_PACKAGE + os.sep)
+                return super().from_function(py_func, py_file) if inside else None
+
+            def get_source_stamp(self):
+                return package_stamp()
+
+        PackageStamped.__name__ = PackageStamped.__qualname__ = f"PackageStamped{base.__name__}"
+        return PackageStamped
+
+    impl._locator_classes = [stamped(b) for b in bases] + list(impl._locator_classes)
+    return True
+
+
+stamp_caches_by_package()
+
+
+# ---------------------------------------------------------------------- helpers
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(x):
+    """Σ x in numpy's float order (``np.sum`` of a contiguous row: 8 partial sums for 8 ≤ n ≤ 128,
+    halves beyond), so that compiled and numpy sums agree bit for bit."""
+    n = x.shape[0]
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += x[i]
+        return res
+    if n <= 128:
+        r0, r1, r2, r3, r4, r5, r6, r7 = x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]
+        i = 8
+        while i < n - n % 8:
+            r0 += x[i]
+            r1 += x[i + 1]
+            r2 += x[i + 2]
+            r3 += x[i + 3]
+            r4 += x[i + 4]
+            r5 += x[i + 5]
+            r6 += x[i + 6]
+            r7 += x[i + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += x[i]
+            i += 1
+        return res
+    n2 = (n // 2) - (n // 2) % 8
+    return pairwise_sum(x[:n2]) + pairwise_sum(x[n2:])
 
 
 _BUILDERS: list = []  # keeps numba's ufunc builders (and their compiled loops) alive
