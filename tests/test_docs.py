@@ -427,3 +427,78 @@ def test_readme_prints_only_figures_that_have_a_source():
     loose = [m.group(0) for m in figure.finditer(readme)
              if not any(a <= m.start() and m.end() <= b + len(" wall") for a, b in covered)]
     assert not loose, f"README figures with no entry in docs/figures.toml: {loose}"
+
+
+# ---------------------------------------------------------------------- what a server can know
+def _section(page: str, heading: str) -> str:
+    return page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("env_id", [i for i in msenv.ENV_IDS if not i.endswith("Cells-v0")])
+def test_what_a_server_can_know_is_what_the_engine_hides(env_id, tmp_path):
+    """Each id page's "What a server can know" names exactly the fields that the oracle context
+    holds and the server's context does not (compared here on a fresh env, independently of the
+    generator); an id with none says nothing is hidden, and only then."""
+    import dataclasses
+
+    import gymnasium as gym
+    import numpy as np
+
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=3)
+    ctx, orc = env.context, env.oracle_context
+    hidden = {f.name for f in dataclasses.fields(orc)
+              if f.name != "oracle" and isinstance(getattr(orc, f.name), np.ndarray)
+              and not (isinstance(getattr(ctx, f.name), np.ndarray)
+                       and np.array_equal(getattr(ctx, f.name), getattr(orc, f.name)))}
+    env.close()
+    knows = _section(msenv_docs.env_page(env_id, tmp_path), "What a server can know")
+    named = set(re.findall(r"^- `(\w+)`:", knows, flags=re.M))
+    assert named == hidden, (named, hidden)
+    assert ("Nothing is hidden" in knows) == (not hidden)
+    if env_id == "msenv/MultiSpin-Traces-v0":
+        assert {"first_rejection", "hidden_level", "hidden_high"} <= named
+        assert "never sees α" in knows and "model.md#model-12" in knows
+
+
+def test_an_undeclared_hidden_field_fails_the_build(monkeypatch):
+    from msenv.engine.kinds import traces
+
+    monkeypatch.setattr(traces, "HIDDEN", {k: v for k, v in traces.HIDDEN.items() if k != "first_rejection"})
+    with pytest.raises(RuntimeError, match="first_rejection"):
+        msenv_docs.oracle_only("msenv/MultiSpin-Traces-v0")
+
+
+def test_the_traces_page_shows_measured_baselines_and_links_its_results(generated):
+    page = (generated / "env-MultiSpin-Traces-v0.md").read_text()
+    table = _section(page, "Baselines table")
+    assert "Not measured" not in table and "{iqm}`traces-v1 ppo-traces throughput`" in table
+    assert "../results/traces.md" in page and "model.md#model-12" in page
+
+
+# ---------------------------------------------------------------------- the folders commands name
+def test_every_runs_folder_the_site_names_is_one_a_command_writes(generated):
+    """A `runs/ppo-…` folder quoted on the site (README, every page) is one that `train.py` writes by
+    default (``runs/ppo-<id>``, ``-quick`` for the smoke run) or one a command on the site names with
+    `--log-dir`/`--out`: never a stale default such as an old preset's name."""
+    from agents.training.config import default_log_dir
+
+    texts = {p.name: p.read_text() for p in _pages(generated)} | {"train.py": (ROOT / "train.py").read_text()}
+    written = {default_log_dir(i, q) for i in msenv.ENV_IDS for q in (False, True)}
+    named = {m for t in texts.values() for m in re.findall(r"--(?:log-dir|out|resume)\s+(runs/[\w.<>-]+)", t)}
+    bad = []
+    for name, text in texts.items():
+        for folder in re.findall(r"\b(runs/ppo-[\w.<>-]*[\w>])", text):
+            ok = (folder in written or folder in named or "<" in folder
+                  or any(folder.startswith(w + suffix) for w in written | named for suffix in ("-mlp", "-2")))
+            if not ok:
+                bad.append(f"{name}: {folder}")
+    assert not bad, bad
+
+
+def test_a_stale_runs_folder_is_caught(generated, tmp_path, monkeypatch):
+    page = tmp_path / "stale.md"
+    page.write_text("TensorBoard: `tensorboard --logdir runs/ppo-qwen2.5/tb`\n")
+    monkeypatch.setattr(sys.modules[__name__], "_pages", lambda generated=None: [page])
+    with pytest.raises(AssertionError, match="qwen2.5"):
+        test_every_runs_folder_the_site_names_is_one_a_command_writes(generated)
