@@ -34,6 +34,7 @@ extensions = [
     "msenv_html",
     "msenv_docs",
     "msenv_leaderboard",
+    "msenv_glance",
     "msenv_figures",
     "msenv_traces_tables",
     "msenv_main_job_tables",

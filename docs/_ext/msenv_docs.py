@@ -295,9 +295,18 @@ def suite_baselines_section(env_id: str, suite: str) -> str:
     return (f"## Baselines table\n\nMeasured on the test suite `{suite}` ({doc['suite']['description']}) — IQM "
             "of throughput relative to the suite's reference, 95% intervals over training seeds and test episodes "
             f"(the [leaderboard](leaderboard.md); the [results page](../results/traces.md) and "
-            "[results at a glance](../results-at-a-glance.md) read them). *Charged its decision time*: the same "
+            "[results at a glance](results-at-a-glance.md) read them). *Charged its decision time*: the same "
             "with each decision's wall time added to its round.\n\n"
             + md_table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
+
+
+def _define_bounds(doc: str, cfg) -> str:
+    """An observation entry's doc with its bounds said: "lo" and "hi" of the drafting-speed scale
+    are the config's ``draft_scale_range``."""
+    if "(hi − lo)" in doc:
+        lo, hi = cfg.compute.draft_scale_range
+        doc += f", where lo, hi = `draft_scale_range` ({lo:g}, {hi:g} for this id)"
+    return doc
 
 
 def env_page(env_id: str, out: Path = OUT) -> str:
@@ -314,6 +323,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     diff = [[f"`{name}`", _fmt(getattr(cfg, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
     dev, glob = feature_docs(cfg)
+    dev = [_define_bounds(d, cfg) for d in dev]
     obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
     info_rows = [[f"`{key.name}`", key.doc] for key in engine_for(cfg).info]
     name = env_id.split("/")[-1]

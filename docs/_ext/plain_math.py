@@ -101,12 +101,16 @@ def _bare(word: str) -> str:
     return word.strip(",;:.").strip("()[]\"'").rstrip(",;:.")
 
 
+#: a mathematical function applied: ``tanh((β [dB] + 115)/15)`` is a formula without a subscript
+_CALL = re.compile(r"^[(\[]*(?:" + "|".join(("tanh", "exp", "log", "ln", "sqrt")) + r")\(")
+
+
 def _is_core(word: str) -> bool:
     """A word that is a formula: a subscript or superscript, or a mathematical sign."""
     if is_code_name(_bare(word)):
         return False
     return bool(_SUBSUP.search(word)) or any(c in MATH_SIGNS for c in word) or bool(
-        re.search(r"\w·\w|\w·\(|\)·\w", word))
+        re.search(r"\w·\w|\w·\(|\)·\w", word)) or bool(_CALL.match(word))
 
 
 def _balanced(text: str) -> bool:
