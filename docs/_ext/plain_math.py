@@ -307,9 +307,36 @@ def text_math(text: str) -> str:
     return "".join(out)
 
 
+#: the HTML elements a generated page may write; any other ``<word>`` in its text is a placeholder
+#: of a path or a command (``combined_<set>.jsonl``), which a browser would swallow as a tag
+HTML_TAGS = {"a", "b", "br", "code", "div", "em", "i", "img", "kbd", "p", "pre", "span", "strong", "sub", "sup",
+             "table", "td", "th", "tr", "wbr", "details", "summary", "abbr", "small"}
+#: a word holding a placeholder in angle brackets (``$DIR/combined_<set>.jsonl``, ``runs/ppo-<id>``)
+_PLACEHOLDER = re.compile(r"(?<![`\w])([^\s`<>()]*<([A-Za-z][\w-]*)>[^\s`<>(),;]*)")
+#: an arXiv identifier in the text, made a link to its abstract
+_ARXIV = re.compile(r"(?<![\[/\w])arXiv (\d{4}\.\d{4,5})(?![\w\]])")
+
+
+def _placeholders(text: str) -> str:
+    """Each word with an unknown ``<tag>`` in it as a code span (a path with a placeholder)."""
+    def code(m: re.Match) -> str:
+        return m.group(0) if m.group(2).lower() in HTML_TAGS else f"`{m.group(1).rstrip('.')}`" + (
+            "." if m.group(1).endswith(".") else "")
+    return _PLACEHOLDER.sub(code, text)
+
+
+def _prepare(md: str) -> str:
+    """Outside code: placeholders as code spans and arXiv identifiers as links."""
+    parts = re.split(r"(```.*?```|`[^`\n]*`)", md, flags=re.S)
+    return "".join(part if k % 2 else _ARXIV.sub(r"[arXiv \1](https://arxiv.org/abs/\1)", _placeholders(part))
+                   for k, part in enumerate(parts))
+
+
 def markdown_math(md: str) -> str:
     """A generated Markdown page with every plain-Unicode formula of its text as math (see the
-    module's doc); code, HTML tags, link targets and existing math unchanged."""
+    module's doc); code, HTML tags, link targets and existing math unchanged. A path with a
+    placeholder (``combined_<set>.jsonl``) becomes code, and an arXiv identifier a link."""
+    md = _prepare(md)
     out = []
     for k, piece in enumerate(_PROTECT.split(md)):
         if k % 2:
