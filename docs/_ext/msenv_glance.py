@@ -167,8 +167,10 @@ def page(board: Path = BOARD, sensitivity: Path = SENSITIVITY) -> str:
 
 
 def _on_builder_inited(app) -> None:
+    from plain_math import markdown_math
+
     OUT.parent.mkdir(exist_ok=True)
-    text = page()
+    text = markdown_math(page())
     if not OUT.exists() or OUT.read_text() != text:
         OUT.write_text(text)
 

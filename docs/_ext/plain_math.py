@@ -39,6 +39,23 @@ _IDENT = re.compile(r"\$?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 _PROTECT = re.compile(r"(```.*?```|``[^`\n]+``|`[^`\n]*`|\$\$.*?\$\$|(?<!\\)\$[^$\n]+\$|<[^>\n]+>|\]\([^)\s]*\))", re.S)
 
 
+def _fields() -> frozenset[str]:
+    """The configuration fields of the code (``k_max``, ``p_dl_dbm``): names, never symbols."""
+    global _FIELDS
+    if _FIELDS is None:
+        try:
+            from msenv.config import FIELD_ORDER
+            from msenv.envs.cells import CELL_FIELDS
+
+            _FIELDS = frozenset(FIELD_ORDER) | frozenset(CELL_FIELDS)
+        except ImportError:  # the module on its own, without msenv on the path
+            _FIELDS = frozenset()
+    return _FIELDS
+
+
+_FIELDS: frozenset[str] | None = None
+
+
 def is_identifier(word: str) -> bool:
     """A code name with underscores (a config field, an ``info`` key), not a subscripted symbol:
     its first part has three or more characters, or it has three or more parts, or it is an
@@ -46,6 +63,8 @@ def is_identifier(word: str) -> bool:
     ``g_ul``, ``N_SAA``."""
     if not _IDENT.fullmatch(word):
         return False
+    if word in _fields():
+        return True
     parts = word.lstrip("$").split("_")
     if parts[0] in ("max", "min") and len(parts) == 2 and len(parts[1]) == 1:  # max_k: a maximum over k
         return False
@@ -57,6 +76,8 @@ def is_code_name(word: str) -> bool:
     name with an underscore (``env.oracle_context``), a path or file with one
     (``$MSENV_TRACES_DIR/combined_<set>.jsonl``)."""
     if is_identifier(word):
+        return True
+    if "/" in word and all(p in _fields() for p in word.split("/")):  # two fields: k_range/k_max
         return True
     if "=" in word and is_identifier(word.split("=")[0]):  # a setting: channel_dynamics="iid"
         return True
