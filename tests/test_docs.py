@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import re
 import shlex
 import subprocess
@@ -407,8 +408,16 @@ def test_every_figure_on_the_site_is_dated(built_site):
             checked += 1
     assert checked >= 30, checked
     board = (html / "generated" / "leaderboard.html").read_text()
-    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — measured ([^;]+);", board)
+    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — (measured [^<;]+|run not dated in the file "
+                       r"\(committed [^)]+\))", board)
     assert len(files) >= 4 and all(re.search(r"\d{4}-\d\d-\d\d", d) for _, d in files), files
+    # a file that records its run's date shows that date, never its commit's
+    for name, said in files:
+        doc = json.loads((DOCS / "leaderboard" / name).read_text()) if (DOCS / "leaderboard" / name).exists() else {}
+        if doc.get("date"):
+            assert said == f"measured {doc['date']}", (name, said)
+    # each reproduce command is a code block of its own (with a copy button), not a paragraph
+    assert "reproduce: <code" not in board and board.count('class="highlight-bash') >= len(files)
 
 
 def test_readme_prints_only_figures_that_have_a_source():

@@ -306,6 +306,10 @@ def _define_bounds(doc: str, cfg) -> str:
     if "(hi − lo)" in doc:
         lo, hi = cfg.compute.draft_scale_range
         doc += f", where lo, hi = `draft_scale_range` ({lo:g}, {hi:g} for this id)"
+    # a function of a quantity said in words: tanh(tokens the request has generated / 256)
+    m = re.search(r"tanh\(([A-Za-z][^()/]*?\s[^()/]*?) / ([\d.]+)\)", doc)
+    if m:
+        doc = doc[:m.start()] + f"$\\tanh(n / {m.group(2)})$, n the {m.group(1).strip()}" + doc[m.end():]
     return doc
 
 
@@ -323,7 +327,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     diff = [[f"`{name}`", _fmt(getattr(cfg, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
     dev, glob = feature_docs(cfg)
-    dev = [_define_bounds(d, cfg) for d in dev]
+    dev, glob = [_define_bounds(d, cfg) for d in dev], [_define_bounds(d, cfg) for d in glob]
     obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
     info_rows = [[f"`{key.name}`", key.doc] for key in engine_for(cfg).info]
     name = env_id.split("/")[-1]
