@@ -511,3 +511,29 @@ def test_a_stale_runs_folder_is_caught(generated, tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "_pages", lambda generated=None: [page])
     with pytest.raises(AssertionError, match="qwen2.5"):
         test_every_runs_folder_the_site_names_is_one_a_command_writes(generated)
+
+
+# ---------------------------------------------------------------------- results at a glance
+def test_results_at_a_glance_says_what_the_result_files_say():
+    """The page is generated from the result files: each suite's leader is its highest IQM; a
+    doctored file changes the page; README and the landing page count the claims that fail under
+    the default reading as the sensitivity run does."""
+    import copy
+
+    import msenv_glance as glance
+
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+    page = glance.page()
+    for suite, doc in glance.suites():
+        top = max((m for m in doc["aggregates"]["throughput"] if m not in (doc["suite"].get("oracles") or ())),
+                  key=lambda m: doc["aggregates"]["throughput"][m]["iqm"][0])
+        assert f"| `{suite}` | `{doc['suite']['reference']}` | `{top}` {{iqm}}`{suite} {top} throughput`" in page
+    claims = glance.claims()["default"]
+    failed = sum(r["holds"] != "True" for r in claims.values())
+    assert f"{failed} do not" in page
+    for text in ((ROOT / "README.md").read_text(), (DOCS / "index.md").read_text()):
+        assert f"{words[failed]} of the paper's" in text and f"{words[len(claims)]}" in text
+    doc = copy.deepcopy(dict(glance.suites())["paper-v1"])
+    doc["aggregates"]["throughput"]["mlp-ppo"]["iqm"] = [2.0, 1.9, 2.1]
+    assert glance.learned_verdict("paper-v1", doc).startswith("a learned agent leads: `mlp-ppo`")
+    assert glance.leader(doc, "throughput")[0] == "mlp-ppo"
