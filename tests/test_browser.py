@@ -62,7 +62,7 @@ WIDTHS = (1280, 390)
 #: that notation, not lost TeX (``$…$``, ``\frac``, ``\(`` still fail them). The generated
 #: reference pages (environments, configuration, controllers, leaderboard) are not among them: they
 #: turn that notation into math (``docs/_ext/plain_math.py``) and are held to every rule.
-PLAIN_NOTATION = ("api.html", "genindex.html", "changelog.html")
+PLAIN_NOTATION = ("api.html", "api/", "genindex.html", "changelog.html")
 #: images that are an environment's rendered frames (its episode GIFs and first rounds, as Gymnasium's
 #: pages show an episode), not figures: the label-size rule does not apply to them. The round
 #: picture of the landing page and README (docs/figures/render.png) is drawn for the page and held to it.

@@ -167,7 +167,11 @@ def readable(md: str, docs: list[dict]) -> str:
     def row(m: re.Match) -> str:
         label, cell = m.group(1), m.group(2)
         opts = options.get(label)
-        return m.group(0) if not opts else f"| {label} | agent | {cell} (`{opts}`) |"
+        if not opts:
+            return m.group(0)
+        # each option as `policy set`: a code span that starts with "--" breaks between its dashes
+        said = ", ".join(f"`{o[2:]}`" for o in re.split(r" (?=--)", opts))
+        return f"| {label} | agent | {cell}; its training options: {said} |"
 
     return re.sub(r"^\| ([\w.-]+) \| agent \| ([^|]*?) \|", row, md, flags=re.M)
 
