@@ -530,7 +530,8 @@ def test_results_at_a_glance_says_what_the_result_files_say():
     for suite, doc in glance.suites():
         top = max((m for m in doc["aggregates"]["throughput"] if m not in (doc["suite"].get("oracles") or ())),
                   key=lambda m: doc["aggregates"]["throughput"][m]["iqm"][0])
-        assert f"| `{suite}` | `{doc['suite']['reference']}` | `{top}` {{iqm}}`{suite} {top} throughput`" in page
+        assert (f"- **`{suite}`**, relative to `{doc['suite']['reference']}`. Throughput: `{top}` "
+                f"{{iqm}}`{suite} {top} throughput`") in page
     claims = glance.claims()["default"]
     failed = sum(r["holds"] != "True" for r in claims.values())
     assert f"{failed} do not" in page

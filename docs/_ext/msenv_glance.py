@@ -76,7 +76,7 @@ def _lead_cell(suite: str, doc: dict, kind: str) -> str:
     top, ties = leader(doc, kind)
     text = _role(suite, top, kind)
     if ties:
-        text += " — level within the intervals with " + ", ".join(f"`{m}`" for m in ties)
+        text += ", level within the intervals with " + ", ".join(f"`{m}`" for m in ties)
     return text
 
 
@@ -126,12 +126,11 @@ def page(board: Path = BOARD, sensitivity: Path = SENSITIVITY) -> str:
              "relative to the suite's reference controller on the same test episodes, with its 95% interval "
              "over training seeds and test episodes; *charged its decision time* adds each decision's wall "
              "time to its round. Each figure's mark links to the date of its run."), "",
-             "## Who leads each suite", "",
-             "| suite | reference | leads on throughput | leads charged its decision time |",
-             "|---|---|---|---|"]
+             "## Who leads each suite", ""]
     for suite, doc in results:
-        lines.append(f"| `{suite}` | `{doc['suite']['reference']}` | {_lead_cell(suite, doc, 'throughput')} | "
-                     f"{_lead_cell(suite, doc, 'realtime')} |")
+        lines.append(f"- **`{suite}`**, relative to `{doc['suite']['reference']}`. Throughput: "
+                     f"{_lead_cell(suite, doc, 'throughput')}. Charged its decision time: "
+                     f"{_lead_cell(suite, doc, 'realtime')}.")
     lines += ["", "What each suite holds:", ""]
     lines += [f"- `{s}`: {' '.join(d['suite']['description'].split()).split('. ')[0].rstrip('.')}." for s, d in results]
     lines += ["", "## Where learned agents stand", ""]
