@@ -5,6 +5,7 @@ baseline — so a missing module or package-data file shows up here, not on a us
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -95,6 +96,9 @@ def test_the_wheel_works_in_a_fresh_virtual_environment(dist, tmp_path):
     interpreter (without gymnasium), not this one."""
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
+    # without the caller's PYTHONPATH: a checkout on it would pass for the installed msenv, to pip
+    # (which would skip the wheel) and to the import
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     py = env_dir / "bin" / "python"
     purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
@@ -102,9 +106,9 @@ def test_the_wheel_works_in_a_fresh_virtual_environment(dist, tmp_path):
     (Path(purelib) / "_parent_interpreter.pth").write_text("\n".join(sites) + "\n")
     wheel = next(dist.glob("*.whl"))
     r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", str(wheel)],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=600, env=clean)
     assert r.returncode == 0, r.stderr[-2000:]
-    r = subprocess.run([str(py), "-c", SMOKE], capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    r = subprocess.run([str(py), "-c", SMOKE], capture_output=True, text=True, timeout=900, cwd=tmp_path, env=clean)
     assert r.returncode == 0, r.stderr[-3000:]
     import json
 
