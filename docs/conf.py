@@ -34,6 +34,7 @@ extensions = [
     "msenv_html",
     "msenv_docs",
     "msenv_leaderboard",
+    "msenv_glance",
     "msenv_figures",
     "msenv_traces_tables",
     "msenv_main_job_tables",
@@ -59,6 +60,7 @@ copybutton_prompt_is_regexp = True
 copybutton_only_copy_prompt_lines = True
 copybutton_exclude = ".linenos, .gp, .go"
 html_css_files = ["msenv.css"]
+html_js_files = ["msenv-scroll.js"]
 # Intersphinx from a local inventory only, so the build never needs the network (links still point
 # to docs.python.org). docs/_inventories/python-3.11.inv is the objects.inv Debian's python3.11-doc
 # ships (/usr/share/doc/python3.11/html/objects.inv, 3.11.2). NumPy, Gymnasium, SB3 and torch have

@@ -23,6 +23,12 @@
   environments' own frames (:data:`FRAMES`); an SVG's smallest label is its smallest
   ``font-size`` over its ``viewBox`` width;
 * a broken image (``naturalWidth == 0``);
+* a placeholder of the source taken for an HTML element (``combined_<set>.jsonl`` shown as
+  ``combined_.jsonl``: any element the browser does not know);
+* a mathematical function written as plain text (``tanh((β [dB] + 115)/15)``) outside math and code;
+* on a phone, a table or a figure that scrolls sideways in its box without saying so (its last
+  columns or its legend out of sight): the site marks such a box (``docs/_static/msenv-scroll.js``)
+  and the stylesheet writes a line under it;
 * literal role markup (``:func:`…```) in the text.
 
 One Chromium process does it all (``--headless --dump-dom``): a harness page opens every page in
@@ -56,7 +62,7 @@ WIDTHS = (1280, 390)
 #: that notation, not lost TeX (``$…$``, ``\frac``, ``\(`` still fail them). The generated
 #: reference pages (environments, configuration, controllers, leaderboard) are not among them: they
 #: turn that notation into math (``docs/_ext/plain_math.py``) and are held to every rule.
-PLAIN_NOTATION = ("api.html", "genindex.html", "changelog.html")
+PLAIN_NOTATION = ("api.html", "api/", "genindex.html", "changelog.html")
 #: images that are an environment's rendered frames (its episode GIFs and first rounds, as Gymnasium's
 #: pages show an episode), not figures: the label-size rule does not apply to them. The round
 #: picture of the landing page and README (docs/figures/render.png) is drawn for the page and held to it.
@@ -209,6 +215,28 @@ async function msenvCheck(win, plainNotation, wide, source) {
     if (visible(img) && img.naturalWidth && !img.getAttribute("src").includes("_static/"))
       images.push({src: img.getAttribute("src"), natural: img.naturalWidth, wide: wide,
                    shown: img.getBoundingClientRect().width, body: body, window: win.innerWidth});
+  // a placeholder of the source (combined_<set>.jsonl) that the browser took for an element: its
+  // text is gone from the page
+  for (const el of main.querySelectorAll("*")) if (el instanceof win.HTMLUnknownElement) {
+    out.push(`swallowed tag: <${el.tagName.toLowerCase()}> is an element, not text, in ` +
+             describe(el.parentElement || main)); break; }
+  // a mathematical function written as plain text, tanh((β [dB] + 115)/15), outside math and code
+  const call = plainNotation ? null : text.match(/(?:tanh|sqrt)\(|\bexp\(/);
+  if (call) out.push(`math: a formula in plain text: "${text.slice(Math.max(0, call.index - 10), call.index + 30)
+    .replace(/\s+/g, " ").trim()}"`);
+  // on a narrow window, a table or a figure that scrolls sideways in its box says so (its last
+  // columns, or a figure's legend, are out of sight otherwise)
+  if (!wide && !source) for (const box of doc.querySelectorAll("article table, article .table-wrapper, article span.msenv-figure")) {
+    if (!visible(box)) continue;
+    const ox = win.getComputedStyle(box).overflowX;
+    if ((ox !== "auto" && ox !== "scroll") || box.scrollWidth <= box.clientWidth + 1) continue;
+    const hint = win.getComputedStyle(box, "::after").content || "";
+    if (!/scroll/i.test(hint)) {
+      const what = box.matches("span.msenv-figure") ? `a figure (${(box.querySelector("img") || box).getAttribute("src") || ""})`
+        : `a table (${describe(box.querySelector("tr") || box)})`;
+      out.push(`hidden: ${what} shows ${box.clientWidth}px of ${box.scrollWidth}px and does not say it scrolls`);
+    }
+  }
   const role = text.match(/:(func|class|meth|mod|attr|ref|doc|data|obj|exc|py:\w+):`[^`]*`?/);
   if (role) out.push(`literal role markup: "${role[0].slice(0, 60)}"`);
   // images
@@ -380,6 +408,8 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     (site / "clean.html").write_text(page % ('<p>nothing wrong here, <code>p_dl_dbm</code> in code</p>'
                                              '<div class="highlight"><pre>short = 1</pre></div>'
                                              '<img src="large.png" style="width:600px"><img src="MultiSpin-v0.png">'))
+    (site / "swallowed.html").write_text(page % "<p>the files $DIR/combined_<set>.jsonl, one per set</p>")
+    (site / "formula.html").write_text(page % "<table><tr><td>tanh((β [dB] + 115)/15): the gain</td></tr></table>")
     found = check_pages(site, _html_pages(site), widths=(1280,))
     one = {name: found[f"{name}.html @1280px"] for name in
            ("wide", "document", "image", "math", "escaped", "notation", "role", "code", "table",
@@ -404,11 +434,27 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
     assert any("scrolls: a code block" in f for f in one["output"]), found  # output fits a wide window
     assert any("a formula in plain text" in f and "Σ_k" in f for f in one["generated/env-x"]), found
     assert any("render.png records no label size" in f for f in one["round"]), found
+    assert any("swallowed tag: <set>" in f for f in found["swallowed.html @1280px"]), found
+    assert any("a formula in plain text" in f and "tanh((" in f for f in found["formula.html @1280px"]), found
     for clean in ("scrolls", "clean", "whole"):
         assert found[f"{clean}.html @1280px"] == [], found
     # a phone scrolls code and tables, and shows figures smaller: labels of 12 px (3/4 of 16) pass
+    # a figure or a table that scrolls on a phone without saying so hides its legend or its last columns
+    hint = ('<style>.msenv-scrolls::after{content:"scroll sideways";display:block}</style>')
+    (site / "cut.html").write_text(fluid % ('<span class="msenv-figure" style="display:block;overflow-x:auto">'
+                                            '<img src="phone.png" style="width:100%;min-width:544px"></span>'))
+    (site / "told.html").write_text(fluid % (hint + '<span class="msenv-figure msenv-scrolls" style="display:block;'
+                                             'overflow-x:auto"><img src="phone.png" style="width:100%;'
+                                             'min-width:544px"></span>'))
+    (site / "columns.html").write_text(fluid % ('<div class="table-wrapper" style="overflow-x:auto"><table><tr>'
+                                                '<td style="min-width:900px">a real-time column out of sight</td>'
+                                                '</tr></table></div>'))
     narrow = check_pages(site, ["code.html", "table.html", "small-labels.html", "shell.html", "output.html",
-                                "split.html", "summary.html", "shrinks.html", "keeps.html"], widths=(390,))
+                                "split.html", "summary.html", "shrinks.html", "keeps.html", "cut.html", "told.html",
+                                "columns.html"], widths=(390,))
+    assert any("hidden: a figure (phone.png)" in f for f in narrow["cut.html @390px"]), narrow
+    assert any("hidden: a table" in f for f in narrow["columns.html @390px"]), narrow
+    assert narrow["told.html @390px"] == [], narrow
     assert any("scrolls: a shell block" in f for f in narrow["shell.html @390px"]), narrow
     assert any("split: the option" in f for f in narrow["split.html @390px"]), narrow
     assert any("summary box:" in f for f in narrow["summary.html @390px"]), narrow
@@ -416,7 +462,7 @@ def test_the_checker_reports_each_kind_of_fault(tmp_path):
                "390px window" in f for f in narrow["small-labels.html @390px"]), narrow
     assert any("phone.png's smallest label shows at 9.8px, under 12px" in f
                for f in narrow["shrinks.html @390px"]), narrow
-    assert narrow["keeps.html @390px"] == [], narrow
+    assert narrow["keeps.html @390px"] == [], narrow  # a plain box: no msenv-figure, not held to the hint
     assert all(not any(f.startswith(("scrolls", "figure")) for f in v) for k, v in narrow.items()
                if k.split(".")[0] in ("code", "table", "output"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import re
 import shlex
 import subprocess
@@ -60,8 +61,11 @@ def test_the_site_builds_with_warnings_as_errors(built_site):
         linked = re.findall(r'<a class="reference internal[^"]*" href="([^"]+)"><img [^>]*src="([^"]+)"', text)
         assert len(linked) == text.count("<img"), page.name
         assert all(link == src and (page.parent / link).is_file() for link, src in linked), (page.name, linked)
-    api = (html / "api.html").read_text()  # Python's names link through the vendored inventory
+    # the API reference, one page per part; Python's names link through the vendored inventory
+    api = "".join(p.read_text() for p in sorted((html / "api").glob("*.html")))
     assert 'href="https://docs.python.org/3.11/library/functions.html#float"' in api
+    assert len(list((html / "api").glob("*.html"))) >= 6
+    assert 'href="api/environment.html"' in (html / "api.html").read_text()
     text = re.sub(r'<span class="math[^"]*">.*?</span>|<div class="math[^"]*">.*?</div>', "", model, flags=re.S)
     text = re.sub(r"<[^>]+>", "", text)
     raw = re.findall(r"\w\^\(|_\{|E\[N_k\]|10\^\(", text)
@@ -407,8 +411,16 @@ def test_every_figure_on_the_site_is_dated(built_site):
             checked += 1
     assert checked >= 30, checked
     board = (html / "generated" / "leaderboard.html").read_text()
-    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — measured ([^;]+);", board)
+    files = re.findall(r"<strong>([\w.-]+\.json)</strong> — (measured [^<;]+|run not dated in the file "
+                       r"\(committed [^)]+\))", board)
     assert len(files) >= 4 and all(re.search(r"\d{4}-\d\d-\d\d", d) for _, d in files), files
+    # a file that records its run's date shows that date, never its commit's
+    for name, said in files:
+        doc = json.loads((DOCS / "leaderboard" / name).read_text()) if (DOCS / "leaderboard" / name).exists() else {}
+        if doc.get("date"):
+            assert said == f"measured {doc['date']}", (name, said)
+    # each reproduce command is a code block of its own (with a copy button), not a paragraph
+    assert "reproduce: <code" not in board and board.count('class="highlight-bash') >= len(files)
 
 
 def test_readme_prints_only_figures_that_have_a_source():
@@ -427,3 +439,105 @@ def test_readme_prints_only_figures_that_have_a_source():
     loose = [m.group(0) for m in figure.finditer(readme)
              if not any(a <= m.start() and m.end() <= b + len(" wall") for a, b in covered)]
     assert not loose, f"README figures with no entry in docs/figures.toml: {loose}"
+
+
+# ---------------------------------------------------------------------- what a server can know
+def _section(page: str, heading: str) -> str:
+    return page.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("env_id", [i for i in msenv.ENV_IDS if not i.endswith("Cells-v0")])
+def test_what_a_server_can_know_is_what_the_engine_hides(env_id, tmp_path):
+    """Each id page's "What a server can know" names exactly the fields that the oracle context
+    holds and the server's context does not (compared here on a fresh env, independently of the
+    generator); an id with none says nothing is hidden, and only then."""
+    import dataclasses
+
+    import gymnasium as gym
+    import numpy as np
+
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=3)
+    ctx, orc = env.context, env.oracle_context
+    hidden = {f.name for f in dataclasses.fields(orc)
+              if f.name != "oracle" and isinstance(getattr(orc, f.name), np.ndarray)
+              and not (isinstance(getattr(ctx, f.name), np.ndarray)
+                       and np.array_equal(getattr(ctx, f.name), getattr(orc, f.name)))}
+    env.close()
+    knows = _section(msenv_docs.env_page(env_id, tmp_path), "What a server can know")
+    named = set(re.findall(r"^- `(\w+)`:", knows, flags=re.M))
+    assert named == hidden, (named, hidden)
+    assert ("Nothing is hidden" in knows) == (not hidden)
+    if env_id == "msenv/MultiSpin-Traces-v0":
+        assert {"first_rejection", "hidden_level", "hidden_high"} <= named
+        assert "never sees α" in knows and "model.md#model-12" in knows
+
+
+def test_an_undeclared_hidden_field_fails_the_build(monkeypatch):
+    from msenv.engine.kinds import traces
+
+    monkeypatch.setattr(traces, "HIDDEN", {k: v for k, v in traces.HIDDEN.items() if k != "first_rejection"})
+    with pytest.raises(RuntimeError, match="first_rejection"):
+        msenv_docs.oracle_only("msenv/MultiSpin-Traces-v0")
+
+
+def test_the_traces_page_shows_measured_baselines_and_links_its_results(generated):
+    page = (generated / "env-MultiSpin-Traces-v0.md").read_text()
+    table = _section(page, "Baselines table")
+    assert "Not measured" not in table and "{iqm}`traces-v1 ppo-traces throughput`" in table
+    assert "../results/traces.md" in page and "model.md#model-12" in page
+
+
+# ---------------------------------------------------------------------- the folders commands name
+def test_every_runs_folder_the_site_names_is_one_a_command_writes(generated):
+    """A `runs/ppo-…` folder quoted on the site (README, every page) is one that `train.py` writes by
+    default (``runs/ppo-<id>``, ``-quick`` for the smoke run) or one a command on the site names with
+    `--log-dir`/`--out`: never a stale default such as an old preset's name."""
+    from agents.training.config import default_log_dir
+
+    texts = {p.name: p.read_text() for p in _pages(generated)} | {"train.py": (ROOT / "train.py").read_text()}
+    written = {default_log_dir(i, q) for i in msenv.ENV_IDS for q in (False, True)}
+    named = {m for t in texts.values() for m in re.findall(r"--(?:log-dir|out|resume)\s+(runs/[\w.<>-]+)", t)}
+    bad = []
+    for name, text in texts.items():
+        for folder in re.findall(r"\b(runs/ppo-[\w.<>-]*[\w>])", text):
+            ok = (folder in written or folder in named or "<" in folder
+                  or any(folder.startswith(w + suffix) for w in written | named for suffix in ("-mlp", "-2")))
+            if not ok:
+                bad.append(f"{name}: {folder}")
+    assert not bad, bad
+
+
+def test_a_stale_runs_folder_is_caught(generated, tmp_path, monkeypatch):
+    page = tmp_path / "stale.md"
+    page.write_text("TensorBoard: `tensorboard --logdir runs/ppo-qwen2.5/tb`\n")
+    monkeypatch.setattr(sys.modules[__name__], "_pages", lambda generated=None: [page])
+    with pytest.raises(AssertionError, match="qwen2.5"):
+        test_every_runs_folder_the_site_names_is_one_a_command_writes(generated)
+
+
+# ---------------------------------------------------------------------- results at a glance
+def test_results_at_a_glance_says_what_the_result_files_say():
+    """The page is generated from the result files: each suite's leader is its highest IQM; a
+    doctored file changes the page; README and the landing page count the claims that fail under
+    the default reading as the sensitivity run does."""
+    import copy
+
+    import msenv_glance as glance
+
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+    page = glance.page()
+    for suite, doc in glance.suites():
+        top = max((m for m in doc["aggregates"]["throughput"] if m not in (doc["suite"].get("oracles") or ())),
+                  key=lambda m: doc["aggregates"]["throughput"][m]["iqm"][0])
+        assert (f"- **`{suite}`**, relative to `{doc['suite']['reference']}`. Throughput: `{top}` "
+                f"{{iqm}}`{suite} {top} throughput`") in page
+    claims = glance.claims()["default"]
+    failed = sum(r["holds"] != "True" for r in claims.values())
+    assert f"{failed} do not" in page
+    for text in ((ROOT / "README.md").read_text(), (DOCS / "index.md").read_text()):
+        assert f"{words[failed]} of the paper's" in text and f"{words[len(claims)]}" in text
+    doc = copy.deepcopy(dict(glance.suites())["paper-v1"])
+    doc["aggregates"]["throughput"]["mlp-ppo"]["iqm"] = [2.0, 1.9, 2.1]
+    assert glance.learned_verdict("paper-v1", doc).startswith("a learned agent leads: `mlp-ppo`")
+    assert glance.leader(doc, "throughput")[0] == "mlp-ppo"

@@ -37,3 +37,14 @@ def test_the_license_and_the_citation_exist():
 
     assert "cff-version:" in cff and f'version: "{msenv.__version__}"' in cff and "license: MIT" in cff
     assert "@software{msenv" in (ROOT / "README.md").read_text()
+
+
+def test_readme_reads_on_a_code_host_and_says_how_to_get_the_code():
+    """A code host shows docs/*.md as raw MyST: README links to none of them (it names the built
+    site's pages instead). It says how to get the code without a made-up address: a source tree,
+    or the wheel and source archive `python -m build` makes; the main job installs the train extra."""
+    text = (ROOT / "README.md").read_text()
+    assert not re.findall(r"\]\((?:\./)?docs/[^)]*\.md\b", text)
+    assert "python -m build" in text and "dist/msenv-" in text and ".whl" in text
+    assert not re.search(r"github\.com|gitlab\.com|<the project|example\.com", text, flags=re.I)
+    assert 'pip install -e ".[train]" && python train.py' in text

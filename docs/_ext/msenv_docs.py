@@ -105,8 +105,16 @@ def table_section(env_id: str, level: str = "##") -> str:
     dirs = [f"runs/ppo-{a.split(':', 1)[1]}/agent" for a in agents]
     how = f"Written by `{command(env_id, dirs)}` (file `docs/figures/tables/{name}.csv`)"
     if agents:
-        how += (f"; `ppo:{name}` is the agent of `python train.py --env-id {env_id}` with the id's defaults "
-                "(`agents/defaults.py`; otherwise the main job's: an MLP policy, 500k steps), seed 0")
+        from agents.defaults import id_settings
+        from evaluation.provenance import file_date
+
+        now = id_settings(env_id)
+        policy = {"set": "the device-set policy", "mlp": "an MLP policy", "budget": "the budget policy"}.get(
+            now["policy"], f"the {now['policy']} policy")
+        made = file_date(TABLES / f"{name}.csv")
+        how += (f"; `ppo:{name}` is the agent of `python train.py --env-id {env_id}` (seed 0) with the id's "
+                f"defaults of the day the table was made{f' (file committed {made})' if made else ''}; "
+                f"`agents/defaults.py` now trains this id with {policy}, {now['timesteps']:,} steps")
         if len(agents) > 1:
             how += f", and `ppo:{name}-mlp` the same with `--policy mlp --log-dir runs/ppo-{name}-mlp`"
     own = (f"To put your own agent in it: `{command(env_id, 'path/to/agent', 'results/')}` — any directory "
@@ -195,6 +203,116 @@ def cells_baselines_section(env_id: str) -> str:
             + md_table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
 
 
+#: the trace ids, whose baselines are the test suite's (their committed result file)
+TRACE_SUITE = "traces-v1"
+TRACE_IDS = ("msenv/MultiSpin-Traces-v0",)
+
+
+def oracle_only(env_id: str) -> dict[str, str]:
+    """What a server cannot know on ``env_id``, derived from the engine itself: the fields of
+    ``env.unwrapped.oracle_context`` that hold a value the server's ``context`` does not, each with
+    the meaning its engine kind declares (``HIDDEN`` in ``msenv/engine/kinds/*.py``). A hidden field
+    that its kind does not declare fails the build."""
+    import dataclasses
+    import sys
+
+    import gymnasium as gym
+    import numpy as np
+
+    import msenv
+
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    ctx, orc = env.context, env.oracle_context
+    hidden = []
+    for f in dataclasses.fields(orc):
+        if f.name == "oracle":
+            continue
+        a, b = getattr(ctx, f.name), getattr(orc, f.name)
+        if b is None or not isinstance(b, np.ndarray | float | int | np.generic):
+            continue
+        if a is None or np.shape(a) != np.shape(b) or not np.array_equal(a, b):
+            hidden.append(f.name)
+    env.close()
+    from msenv.engine.functional import engine_for
+
+    cfg = msenv.env_config(env_id)
+    kind = sys.modules[type(engine_for(cfg)).__module__] if hasattr(cfg, "dynamics") else None
+    declared = getattr(kind, "HIDDEN", {})
+    missing = [h for h in hidden if h not in declared]
+    if missing:
+        raise RuntimeError(f"{env_id}: oracle_context holds {missing}, which {kind.__name__}.HIDDEN does not describe")
+    return {h: declared[h] for h in hidden}
+
+
+def server_knows(env_id: str) -> str:
+    """The id page's "What a server can know", from :func:`oracle_only` and the kind's declarations."""
+    import sys
+
+    import msenv
+    from msenv.engine.functional import engine_for
+
+    cfg = msenv.env_config(env_id)
+    hidden = oracle_only(env_id)
+    kind = sys.modules[type(engine_for(cfg)).__module__]
+    listing = "".join(f"\n- `{name}`: {doc}" for name, doc in hidden.items())
+    if not hidden:
+        return ("Nothing is hidden: the observation and `env.unwrapped.context` carry each device's α and the "
+                "very gains its correction will use (the paper's assumption); `env.unwrapped.oracle_context` "
+                "holds the same values as `context` (derived from the engine: checked when this page is built).")
+    if env_id in TRACE_IDS:
+        return ("A server never sees α: " + kind.CONTEXT_ALPHA + ". It sees what the observation table "
+                "above lists — each device's acceptance so far, its last rounds and its request's tokens — and "
+                "the paper's channel and budgets. Hidden from it, held only by `env.unwrapped.oracle_context` "
+                "for explicitly named oracle controllers (`clairvoyant`), derived from the engine when this page "
+                "is built:\n" + listing + "\n\nThe round's truth is in `info` for analysis (`acc_len`), never "
+                "in the observation ([model §12](../model.md#model-12); the "
+                "[traces results](../results/traces.md)).")
+    seen = {"oracle": "the gains the correction will use", "decision": "the gains at decision time (the "
+            "correction uses them evolved over the round's computation time)",
+            "statistical": "only the large-scale gains β"}[cfg.dynamics.csi]
+    alpha = ("each device's α" if cfg.dynamics.alpha_observed else
+             "its belief about α "
+             f"({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
+    return (f"A server sees {alpha}, and {seen}. The truth of every round — the true α and the gains the "
+            "correction used — is in `info` (`alpha`, `g_ul_corr`, `g_dl_corr`) for analysis, and in "
+            "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
+            "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation "
+            "([model §11](../model.md#model-11)). Held only by `oracle_context` (derived from the engine when "
+            "this page is built):\n" + listing + "\n")
+
+
+def suite_baselines_section(env_id: str, suite: str) -> str:
+    """An id's baselines table from a test suite's committed result file: every method's IQM of
+    throughput relative to the suite's reference, and charged its decision time, 95% intervals."""
+    import json
+
+    doc = json.loads((DOCS / "leaderboard" / f"{suite}.json").read_text())
+    rows = []
+    for label, m in doc["methods"].items():
+        rows.append([f"`{label}`", "agent" if m.get("kind") == "agent" else "controller", str(m.get("runs", 1)),
+                     f"{{iqm}}`{suite} {label} throughput`", f"{{iqm}}`{suite} {label} realtime`"])
+    return (f"## Baselines table\n\nMeasured on the test suite `{suite}` ({doc['suite']['description']}) — IQM "
+            "of throughput relative to the suite's reference, 95% intervals over training seeds and test episodes "
+            f"(the [leaderboard](leaderboard.md); the [results page](../results/traces.md) and "
+            "[results at a glance](results-at-a-glance.md) read them). *Charged its decision time*: the same "
+            "with each decision's wall time added to its round.\n\n"
+            + md_table(["method", "kind", "seeds", "throughput", "charged its decision time"], rows))
+
+
+def _define_bounds(doc: str, cfg) -> str:
+    """An observation entry's doc with its bounds said: "lo" and "hi" of the drafting-speed scale
+    are the config's ``draft_scale_range``."""
+    if "(hi − lo)" in doc:
+        lo, hi = cfg.compute.draft_scale_range
+        doc += f", where lo, hi = `draft_scale_range` ({lo:g}, {hi:g} for this id)"
+    # a function of a quantity said in words: tanh(tokens the request has generated / 256)
+    m = re.search(r"tanh\(([A-Za-z][^()/]*?\s[^()/]*?) / ([\d.]+)\)", doc)
+    if m:
+        doc = doc[:m.start()] + f"$\\tanh(n / {m.group(2)})$, n the {m.group(1).strip()}" + doc[m.end():]
+    return doc
+
+
 def env_page(env_id: str, out: Path = OUT) -> str:
     import numpy as np
 
@@ -209,25 +327,13 @@ def env_page(env_id: str, out: Path = OUT) -> str:
     diff = [[f"`{name}`", _fmt(getattr(cfg, name)), _fmt(getattr(default, name))]
             for name in FIELD_ORDER if getattr(cfg, name) != getattr(default, name)]
     dev, glob = feature_docs(cfg)
+    dev, glob = [_define_bounds(d, cfg) for d in dev], [_define_bounds(d, cfg) for d in glob]
     obs_rows = [[f"`{nf}k + {i}`", d] for i, d in enumerate(dev)] + [[f"`{nf}K + {i}`", d] for i, d in enumerate(glob)]
     info_rows = [[f"`{key.name}`", key.doc] for key in engine_for(cfg).info]
     name = env_id.split("/")[-1]
     img = out / "img" / f"{name}.png"
     _render(env_id, img)
-    if env_id not in msenv.DYNAMIC_IDS:
-        knows = ("Nothing is hidden: the observation and `env.unwrapped.context` carry each device's α and the "
-                 "very gains its correction will use (the paper's assumption). `oracle_context` equals `context`.")
-    else:
-        seen = {"oracle": "the gains the correction will use", "decision": "the gains at decision time (the "
-                "correction uses them evolved over the round's computation time)",
-                "statistical": "only the large-scale gains β"}[cfg.dynamics.csi]
-        alpha = ("each device's α" if cfg.dynamics.alpha_observed else
-                 "its belief about α "
-                 f"({'a Beta posterior per request' if cfg.belief == 'beta' else 'the chain filter'}), never α")
-        knows = (f"A server sees {alpha}, and {seen}. The truth of every round — the true α and the gains the "
-                 "correction used — is in `info` (`alpha`, `g_ul_corr`, `g_dl_corr`) for analysis, and in "
-                 "`env.unwrapped.oracle_context` for explicitly named oracle controllers (`oracle-greedy`, "
-                 "`oracle-alpha-saa`, `oracle-csi-saa`); never in the observation.")
+    knows = server_knows(env_id)
     parts = [
         f"# `{env_id}`\n\n{summary_box(env_id)}\n{msenv.ENV_NOTES[env_id]}\n\n{_top_image(name)}\n",
         ("## Make it\n\n```python\nimport gymnasium as gym\nimport msenv  # registers the ids\n\n"
@@ -252,7 +358,7 @@ def env_page(env_id: str, out: Path = OUT) -> str:
          "Σ time (`info['episode_throughput']`), not the mean reward: a long round weighs more.\n"),
         "## `info`\n\nNumbers and arrays only (vector envs stack them):\n\n" + md_table(["key", "meaning"], info_rows),
         f"## What a server can know\n\n{knows}\n",
-        table_section(env_id),
+        suite_baselines_section(env_id, TRACE_SUITE) if env_id in TRACE_IDS else table_section(env_id),
         history_section(env_id),
     ]
     obs, _ = msenv.MultiSpinEnv(cfg).reset(seed=0)

@@ -391,6 +391,18 @@ def _inline(text: str):
     return out
 
 
+def plain_date(date: str) -> str:
+    """A figure's date as a page says it: the day (and, for a result file, how it is known),
+    without the development notes its source keeps (the commit, what changed since the release:
+    the page generated/figures lists them)."""
+    return re.sub(r"\s*\((?:commit [0-9a-f]{7}|[0-9a-f]{7}\b)[^()]*\)", "", date).strip()
+
+
+def plain_version(version: str) -> str:
+    """The release a figure was measured for, as a page says it."""
+    return "0.5.0 and the changes since" if version.startswith("unreleased") else version
+
+
 def add_notes(doctree, entries: dict[str, dict]) -> None:
     """Every figure a page prints through a role gets a numbered mark linking to a note at the end
     of the page that says, without hovering, what it is, when it was measured and with which
@@ -414,9 +426,9 @@ def add_notes(doctree, entries: dict[str, dict]) -> None:
         d = dated(role, arg, entries)
         para = nodes.paragraph()
         para += _inline(d["what"] + ". ")
-        para += nodes.strong("", f"Measured {d['date']}")
+        para += nodes.strong("", f"Measured {plain_date(d['date'])}")
         if d["version"]:
-            para += nodes.Text(f" (for {d['version']})")
+            para += nodes.Text(f" (msenv {plain_version(d['version'])})")
         para += nodes.Text(" with ")
         para += nodes.literal("", d["command"]) if d["command"].startswith(("python", "/usr/bin/time", "export")) \
             else _inline(d["command"])

@@ -4,6 +4,8 @@ committed result files in ``docs/leaderboard/`` (each checked by
 
 from __future__ import annotations
 
+import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -116,6 +118,64 @@ it.
 """  # noqa: E501 (a command to copy, whole)
 
 
+#: a training command's options that say nothing of how a row differs from another
+_ROUTINE = re.compile(r"^--(?:seed|log-dir|env-id|no-progress|workers)$")
+
+
+def training_options(doc: dict) -> dict[str, str]:
+    """method → the options of its training command that set it apart (``--policy set``,
+    ``--set distance_range_m=[100,500]``), read from its first agent's training record."""
+    out = {}
+    for label, m in doc["methods"].items():
+        rec = next((a.get("training") for a in m.get("agents", []) if a.get("training")), None)
+        if not rec or not rec.get("command"):
+            continue
+        words, keep, i = shlex.split(rec["command"]), [], 0
+        while i < len(words):
+            if words[i].startswith("--"):
+                j = i + 1
+                while j < len(words) and not words[j].startswith("--"):
+                    j += 1
+                if not _ROUTINE.match(words[i]):
+                    keep.append(" ".join(words[i:j]))
+                i = j
+            else:
+                i += 1
+        out[label] = " ".join(keep)
+    return out
+
+
+def readable(md: str, docs: list[dict]) -> str:
+    """The leaderboard's Markdown made easier to use: each reproduce command in a code block of its
+    own (one option per line, with a copy button); a learned row's training cell with the options
+    that set it apart from its neighbours; a file that records no run date said so, with the
+    date of its commit for what it is."""
+    options: dict[str, str] = {}
+    for doc in docs:
+        for label, opts in training_options(doc).items():
+            options.setdefault(label, opts)
+
+    def command(m: re.Match) -> str:
+        cmd = re.sub(r" (?=--)", " \\\n    ", m.group(2))
+        return f"{m.group(1)}\n\n```bash\n{cmd}\n```\n\n"
+
+    md = re.sub(r"(\*\*[\w.-]+\.json\*\* — [^\n]*?); reproduce: `([^`]+)`\. ", command, md)
+    md = re.sub(r"measured by (\d{4}-\d{2}-\d{2}) \(committed\)",
+                r"run not dated in the file (committed \1)", md)
+    md = re.sub(r"\| by (\d{4}-\d{2}-\d{2}) \(committed\) \|", r"| not dated (committed \1) |", md)
+
+    def row(m: re.Match) -> str:
+        label, cell = m.group(1), m.group(2)
+        opts = options.get(label)
+        if not opts:
+            return m.group(0)
+        # each option as `policy set`: a code span that starts with "--" breaks between its dashes
+        said = ", ".join(f"`{o[2:]}`" for o in re.split(r" (?=--)", opts))
+        return f"| {label} | agent | {cell}; its training options: {said} |"
+
+    return re.sub(r"^\| ([\w.-]+) \| agent \| ([^|]*?) \|", row, md, flags=re.M)
+
+
 def _on_builder_inited(app) -> None:
     root = str(DOCS.parent)
     if root not in sys.path:
@@ -125,7 +185,8 @@ def _on_builder_inited(app) -> None:
     from evaluation.leaderboard import load_results, markdown
 
     OUT.parent.mkdir(exist_ok=True)
-    tables = markdown(load_results(DOCS / "leaderboard", root=DOCS.parent), figures="../leaderboard")
+    results = load_results(DOCS / "leaderboard", root=DOCS.parent)
+    tables = readable(markdown(results, figures="../leaderboard"), [doc for _, doc in results])
     page = LEAD + markdown_math(tables).rstrip("\n") + "\n\n" + EXPLANATIONS
     if not OUT.exists() or OUT.read_text() != page:
         OUT.write_text(page)

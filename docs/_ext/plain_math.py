@@ -39,6 +39,23 @@ _IDENT = re.compile(r"\$?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 _PROTECT = re.compile(r"(```.*?```|``[^`\n]+``|`[^`\n]*`|\$\$.*?\$\$|(?<!\\)\$[^$\n]+\$|<[^>\n]+>|\]\([^)\s]*\))", re.S)
 
 
+def _fields() -> frozenset[str]:
+    """The configuration fields of the code (``k_max``, ``p_dl_dbm``): names, never symbols."""
+    global _FIELDS
+    if _FIELDS is None:
+        try:
+            from msenv.config import FIELD_ORDER
+            from msenv.envs.cells import CELL_FIELDS
+
+            _FIELDS = frozenset(FIELD_ORDER) | frozenset(CELL_FIELDS)
+        except ImportError:  # the module on its own, without msenv on the path
+            _FIELDS = frozenset()
+    return _FIELDS
+
+
+_FIELDS: frozenset[str] | None = None
+
+
 def is_identifier(word: str) -> bool:
     """A code name with underscores (a config field, an ``info`` key), not a subscripted symbol:
     its first part has three or more characters, or it has three or more parts, or it is an
@@ -46,6 +63,8 @@ def is_identifier(word: str) -> bool:
     ``g_ul``, ``N_SAA``."""
     if not _IDENT.fullmatch(word):
         return False
+    if word in _fields():
+        return True
     parts = word.lstrip("$").split("_")
     if parts[0] in ("max", "min") and len(parts) == 2 and len(parts[1]) == 1:  # max_k: a maximum over k
         return False
@@ -57,6 +76,8 @@ def is_code_name(word: str) -> bool:
     name with an underscore (``env.oracle_context``), a path or file with one
     (``$MSENV_TRACES_DIR/combined_<set>.jsonl``)."""
     if is_identifier(word):
+        return True
+    if "/" in word and all(p in _fields() for p in word.split("/")):  # two fields: k_range/k_max
         return True
     if "=" in word and is_identifier(word.split("=")[0]):  # a setting: channel_dynamics="iid"
         return True
@@ -101,12 +122,16 @@ def _bare(word: str) -> str:
     return word.strip(",;:.").strip("()[]\"'").rstrip(",;:.")
 
 
+#: a mathematical function applied: ``tanh((β [dB] + 115)/15)`` is a formula without a subscript
+_CALL = re.compile(r"^[(\[]*(?:" + "|".join(("tanh", "exp", "log", "ln", "sqrt")) + r")\(")
+
+
 def _is_core(word: str) -> bool:
     """A word that is a formula: a subscript or superscript, or a mathematical sign."""
     if is_code_name(_bare(word)):
         return False
     return bool(_SUBSUP.search(word)) or any(c in MATH_SIGNS for c in word) or bool(
-        re.search(r"\w·\w|\w·\(|\)·\w", word))
+        re.search(r"\w·\w|\w·\(|\)·\w", word)) or bool(_CALL.match(word))
 
 
 def _balanced(text: str) -> bool:
@@ -303,9 +328,36 @@ def text_math(text: str) -> str:
     return "".join(out)
 
 
+#: the HTML elements a generated page may write; any other ``<word>`` in its text is a placeholder
+#: of a path or a command (``combined_<set>.jsonl``), which a browser would swallow as a tag
+HTML_TAGS = {"a", "b", "br", "code", "div", "em", "i", "img", "kbd", "p", "pre", "span", "strong", "sub", "sup",
+             "table", "td", "th", "tr", "wbr", "details", "summary", "abbr", "small"}
+#: a word holding a placeholder in angle brackets (``$DIR/combined_<set>.jsonl``, ``runs/ppo-<id>``)
+_PLACEHOLDER = re.compile(r"(?<![`\w])([^\s`<>()]*<([A-Za-z][\w-]*)>[^\s`<>(),;]*)")
+#: an arXiv identifier in the text, made a link to its abstract
+_ARXIV = re.compile(r"(?<![\[/\w])arXiv (\d{4}\.\d{4,5})(?![\w\]])")
+
+
+def _placeholders(text: str) -> str:
+    """Each word with an unknown ``<tag>`` in it as a code span (a path with a placeholder)."""
+    def code(m: re.Match) -> str:
+        return m.group(0) if m.group(2).lower() in HTML_TAGS else f"`{m.group(1).rstrip('.')}`" + (
+            "." if m.group(1).endswith(".") else "")
+    return _PLACEHOLDER.sub(code, text)
+
+
+def _prepare(md: str) -> str:
+    """Outside code: placeholders as code spans and arXiv identifiers as links."""
+    parts = re.split(r"(```.*?```|`[^`\n]*`)", md, flags=re.S)
+    return "".join(part if k % 2 else _ARXIV.sub(r"[arXiv \1](https://arxiv.org/abs/\1)", _placeholders(part))
+                   for k, part in enumerate(parts))
+
+
 def markdown_math(md: str) -> str:
     """A generated Markdown page with every plain-Unicode formula of its text as math (see the
-    module's doc); code, HTML tags, link targets and existing math unchanged."""
+    module's doc); code, HTML tags, link targets and existing math unchanged. A path with a
+    placeholder (``combined_<set>.jsonl``) becomes code, and an arXiv identifier a link."""
+    md = _prepare(md)
     out = []
     for k, piece in enumerate(_PROTECT.split(md)):
         if k % 2:

@@ -40,6 +40,13 @@ from .dynamics_round import DEVICES, ROUND_ROWS, Inputs, RoundView, Tables, dyna
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws
 REQUEST_POOL = 8
+#: what only the oracle context holds when the config hides it (docs/_ext/msenv_docs.py writes each
+#: id's "What a server can know" from this and the contexts' fields)
+HIDDEN = {
+    "alpha": "the true acceptance rate α of each device's request (the context holds the belief's mean)",
+    "w_ul": "the uplink channel's innovation between decision and correction (the gains the correction will use)",
+    "w_dl": "the downlink channel's innovation between decision and correction (the gains the correction will use)",
+}
 #: model §11: the truth of the round, for analysis (never in the observation)
 DYNAMIC_INFO = (
     InfoKey("alpha", "float [K]: the true α of the round (dynamics only; never in the observation)"),

@@ -57,6 +57,16 @@ TRACE_POOL = 16
 HISTORY_FEATURES = ("gamma", "accepted", "outcome")
 #: points of the level grid of the posterior's filter (``trace_posterior``)
 POSTERIOR_LEVELS = 24
+#: what only the oracle context holds (a server never sees it; docs/_ext/msenv_docs.py writes each
+#: id's "What a server can know" from this and the contexts' fields)
+HIDDEN = {
+    "first_rejection": "each device's first-rejection position this round (the trace's future, `acc_len`)",
+    "hidden_level": "the level z of each device's request (a bank drawn from the fitted model)",
+    "hidden_high": "the hidden state at each device's position (1: high; a bank drawn from the fitted model)",
+}
+#: what the context's ``alpha`` is under this kind: there is no α to observe
+CONTEXT_ALPHA = ("a trace has no α; `context.alpha` holds each device's acceptance so far in its request, "
+                 "(1 + A)/(2 + A + R), a plug-in estimate (the same in `oracle_context`)")
 #: the round's truth of a trace, for analysis (never in the observation)
 TRACE_INFO = (InfoKey("acc_len", "int [K]: the trace's acc_len at each device's position this round (its first "
                                  "rejection F; traces only, never in the observation)"),) + REQUEST_INFO
