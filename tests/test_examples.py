@@ -32,6 +32,8 @@ def test_every_example_runs_as_a_script(script, tmp_path):
     r = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=600,
                        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"})
     assert r.returncode == 0, r.stderr[-3000:]
+    if script.name == "tune_sweep.py":  # its two trials, one row each, under its default --out
+        assert (tmp_path / "runs" / "tune" / "sweep.csv").read_text().count("\n") == 3
 
 
 def test_every_example_is_shown_on_a_page():

@@ -74,15 +74,12 @@ def test_ratio_to_reference_is_the_paired_ratio_of_the_harness():
     assert got == pytest.approx(rows[1]["rel_throughput"], rel=1e-12)
 
 
-@pytest.mark.parametrize("run", ["example", "command"])
-def test_tune_sweep_quick(tmp_path, example, run):
-    """examples/tune_sweep.py, and ``python -m agents.tune --quick`` with the same settings."""
+def test_tune_sweep_quick(tmp_path):
+    """``python -m agents.tune --quick``: the settings of examples/tune_sweep.py, which
+    tests/test_examples.py runs as a script (and checks its table)."""
     from agents.tune import METRIC, main
 
-    if run == "example":
-        rows = example("tune_sweep").main(steps=2048, out=str(tmp_path))
-    else:
-        rows = main(["--quick", "--out", str(tmp_path)])
+    rows = main(["--quick", "--out", str(tmp_path)])
     assert len(rows) == 2
     assert [r[METRIC] for r in rows] == sorted((r[METRIC] for r in rows), reverse=True)
     for r in rows:
