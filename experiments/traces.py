@@ -287,6 +287,122 @@ def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAI
     return rows
 
 
+# ---------------------------------------------------------------------- the capped agent (learned control)
+#: the capped agent's recipe, chosen on validation requests in the research phase (docs/results/traces.md):
+#: behaviour cloning from trace-filter-ls on the training requests, then PPO at discount 0.9
+AGENT_RECIPE = dict(n_per=16, bc_rounds=200, bc_epochs=60, bc_batch=1024, bc_lr=1e-3, timesteps=600_000,
+                    n_steps=64, batch_size=512, n_epochs=4, learning_rate=1e-4, gamma=0.9, gae_lambda=0.95,
+                    clip_range=0.1, target_kl=0.02, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, hidden=64,
+                    reward_scale=0.2)
+#: the root of the capped agents' random streams: training seed s draws everything from SeedSequence([root, s])
+AGENT_ENTROPY = 20261207
+#: the committed capped agents' folder names (agents/pretrained/leaderboard/<name>)
+AGENT_NAME = "traces-capped-s{seed}"
+
+
+def agent_config(preset: str, split: str = "train", rounds: int = ROUNDS):
+    """The config a capped agent trains on (``split="train"``) or is scored on: the Traces id on
+    ``preset``'s requests with the filter's rows in the observation (``trace_posterior``)."""
+    return preset_config(preset, rounds, split=split, trace_posterior=True)
+
+
+def demonstrations(presets=AGENT_PRESETS, rounds: int = AGENT_RECIPE["bc_rounds"], n_per: int = AGENT_RECIPE["n_per"],
+                   seed: int = 0):
+    """The teacher's (trace-filter-ls) rounds on the training requests: ``rounds`` rounds in each of
+    ``n_per`` envs per preset (``(env, Demonstrations, λ_p per preset)``); streams from
+    SeedSequence([AGENT_ENTROPY, "demonstrations", seed])."""
+    from agents.traces import PresetsVecEnv, collect
+
+    root = np.random.SeedSequence([AGENT_ENTROPY, 1_000_000 + seed])
+    env_seq, rng_seq = root.spawn(2)
+    env = PresetsVecEnv([agent_config(p) for p in presets], n_per, env_seq)
+    demos = collect(env, rounds, np.random.default_rng(rng_seq))
+    return demos, demos.throughput(env)
+
+
+def train_agent(out: str | Path, seed: int, demos=None, presets=AGENT_PRESETS, command: str = "",
+                progress: bool = False, **recipe) -> dict[str, Any]:
+    """One capped agent (training seed ``seed``): behaviour cloning from ``demos`` (the teacher's
+    demonstrations with each preset's λ_p, from :func:`demonstrations`; collected here when None),
+    then PPO on the training requests of ``presets``; written atomically to ``out`` with its
+    training record (``training.json``: settings, BC metrics, walls). Every stream (the envs' seeds,
+    the network's initialisation, the fit's shuffles, PPO's sampling) comes from
+    SeedSequence([AGENT_ENTROPY, seed])."""
+    import time
+
+    import torch as th
+    from stable_baselines3 import PPO
+
+    from agents.capped import CappedSetPolicy
+    from agents.controller import save_agent
+    from agents.traces import PresetsVecEnv, fit, returns
+    from evaluation.provenance import TRAINING_FILE, training_record
+    from evaluation.report import json_bytes
+    from msenv import layout_of
+
+    unknown = sorted(set(recipe) - set(AGENT_RECIPE))
+    if unknown:
+        raise TypeError(f"train_agent() got an unexpected keyword argument {unknown[0]!r}")
+    r = {**AGENT_RECIPE, **recipe}
+    t0 = time.perf_counter()
+    if demos is None:
+        demos = demonstrations(presets, r["bc_rounds"], r["n_per"], seed)
+    demos, lam_ref = demos
+    t_demos = time.perf_counter() - t0
+    env_seq, torch_seq, fit_seq, ppo_seq = np.random.SeedSequence([AGENT_ENTROPY, seed]).spawn(4)
+    th.set_num_threads(1)
+    th.manual_seed(int(torch_seq.generate_state(1)[0]))
+    env = PresetsVecEnv([agent_config(p) for p in presets], r["n_per"], env_seq, lam_ref, r["reward_scale"])
+    model = PPO(CappedSetPolicy, env, n_steps=r["n_steps"], batch_size=r["batch_size"], n_epochs=r["n_epochs"],
+                learning_rate=r["learning_rate"], gamma=r["gamma"], gae_lambda=r["gae_lambda"],
+                clip_range=r["clip_range"], target_kl=r["target_kl"], ent_coef=r["ent_coef"], vf_coef=r["vf_coef"],
+                max_grad_norm=r["max_grad_norm"], seed=int(ppo_seq.generate_state(1)[0] % 2**31),
+                policy_kwargs=dict(n_devices=env.k, n_globals=layout_of(agent_config(presets[0])).n_globals,
+                                   hidden=r["hidden"]),
+                device="cpu", verbose=0)
+    t1 = time.perf_counter()
+    values = returns(demos, np.repeat(np.asarray(lam_ref), r["n_per"]), r["reward_scale"], r["gamma"])
+    bc = fit(model, demos, values, r["bc_epochs"], r["bc_batch"], r["bc_lr"], rng=np.random.default_rng(fit_seq))
+    t_bc = time.perf_counter() - t1
+    print(f"seed {seed}: cloned trace-filter-ls in {t_bc:.0f} s: {bc}", flush=True)
+    t2 = time.perf_counter()
+    if r["timesteps"] > 0:
+        model.learn(r["timesteps"], progress_bar=progress)
+    t_ppo = time.perf_counter() - t2
+    wall = time.perf_counter() - t0
+    settings = {k: v for k, v in r.items()}
+    extra = {"ppo": settings, "presets": list(presets), "lambda_ref": lam_ref, "timesteps": int(model.num_timesteps),
+             "frame_stack": 1, "reward": "scale·(N − λ_p·T)", "action": "capped", "teacher": "trace-filter-ls",
+             "bc": bc, "walls_s": {"demonstrations": t_demos, "bc": t_bc, "ppo": t_ppo, "total": wall}}
+    rec = training_record(seed=seed, timesteps=int(model.num_timesteps), wall_s=wall, torch_threads=1,
+                          command=command, env_id=TRACES_ID)
+    rec["capped"] = {k: extra[k] for k in ("presets", "lambda_ref", "bc", "walls_s", "teacher")}
+    save_agent(out, model, None, agent_config(presets[0]), extra=extra, files={TRAINING_FILE: json_bytes(rec)})
+    print(f"seed {seed}: wrote {out} (wall {wall:.0f} s: demonstrations {t_demos:.0f}, BC {t_bc:.0f}, "
+          f"PPO {t_ppo:.0f})", flush=True)
+    return extra
+
+
+def train_agents(out: str | Path, seeds=TRAINING_SEEDS, command: str = "", progress: bool = False,
+                 **recipe) -> list[dict]:
+    """The capped agents of ``seeds``, one after the other, each into ``out/traces-capped-s<seed>``.
+    The teacher's demonstrations are collected once (they depend on no training seed: the
+    teacher's decisions on the training requests) and shared by the seeds; each seed's network,
+    fit and PPO streams are its own."""
+    import time
+
+    r = {**AGENT_RECIPE, **recipe}
+    t0 = time.perf_counter()
+    demos = demonstrations(AGENT_PRESETS, r["bc_rounds"], r["n_per"], 0)
+    print(f"demonstrations: {r['bc_rounds']} rounds × {len(AGENT_PRESETS) * r['n_per']} envs of trace-filter-ls in "
+          f"{time.perf_counter() - t0:.0f} s; λ_ref {demos[1]}", flush=True)
+    logs = []
+    for s in seeds:
+        logs.append(train_agent(Path(out) / AGENT_NAME.format(seed=s), s, demos, command=command, progress=progress,
+                                **recipe))
+    return logs
+
+
 #: the statistics of the presets' table (key, label): the published figures beside a bank's
 PRESET_STATS = (("alpha_0", "α_0"), ("alpha_1", "α_1"), ("alpha_5", "α_5"), ("tokens@2", "tokens/round γ=2"),
                 ("tokens@4", "tokens/round γ=4"), ("tokens@8", "tokens/round γ=8"), ("p_nothing@4", "P(none) γ=4"),
@@ -345,5 +461,5 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
     return rows
 
 
-__all__ = ["DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
+__all__ = ["AGENT_RECIPE", "agent_config", "demonstrations", "train_agent", "train_agents", "DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
            "choose_agent", "presets_table", "sensitivity", "training", "training_command", "sweep", "tune", "tuned_rivals"]
