@@ -71,7 +71,7 @@ def _check_entries(name: str, values: np.ndarray, gamma_max: int) -> np.ndarray:
     bad = ~((a >= 0) & (a <= gamma_max) & (np.floor(a) == a)) if a.size else np.zeros(0, bool)
     if bad.any():
         at = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{name}{list(at)}={a[at]!r} is invalid; allowed: integers in 0..{gamma_max}")
+        raise ValueError(f"{name}{list(at)}={a[at].item()!r} is invalid; allowed: integers in 0..{gamma_max}")
     return a.astype(np.int64)
 
 
