@@ -19,7 +19,8 @@ from .traces import ROUNDS as TRACES_ROUNDS
 from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
-TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
+TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training",
+                  "traces-shares")
 #: the most drops (episodes) per point and worker processes a run may ask for
 MAX_DROPS, MAX_WORKERS = 100_000, 256
 
@@ -396,6 +397,27 @@ def _traces_agent(ap, args):
     print(f"traces-agent: wrote {args.out}")
 
 
+def _traces_shares(ap, args):
+    from . import traces
+
+    agents = {}
+    for spec in args.agent:
+        label, _, path = spec.rpartition("=")
+        agents.setdefault(label or "agent", []).append(path)
+    rows = traces.shares(args.out, agents, split=args.split, episodes=args.drops, rounds=args.rounds, seed=args.seed,
+                         workers=args.workers, **_progress(args))
+    print(traces.shares_table(rows))
+    print(f"traces-shares: wrote {args.out}")
+
+
+def _shares_options(p: Callable[..., argparse.Action], c: Command) -> None:
+    p("--agent", nargs="*", default=[], metavar="[LABEL=]DIR",
+      help="a learned method's seeds, LABEL=DIR once per seed (default label 'agent')")
+    p("--split", choices=("test", "validation"), default="test",
+      help="test: traces-v1's cells and seeds (the page); validation: the presets' validation requests from --seed "
+           "(for choosing) (default %(default)s)")
+
+
 def _main_job_seeds(ap, args):
     from .main_job import run_seeds
 
@@ -461,6 +483,12 @@ COMMANDS: dict[str, Command] = {
                               "16, the per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), "
                               "trained under --runs (unless there) and scored on validation requests (rows already in "
                               "the CSV kept)", (*TRACE, "runs")),
+    "traces-shares": Command("each controller's share of the clairvoyant's gain over the best fixed draft length "
+                             "per trace preset (filter + LS, KM + LS, the state oracle, --agent seeds), 95 % "
+                             "bootstrap intervals", _traces_shares, ("shares", *TRACE),
+                             drops=(10, "episodes per preset (validation only; test: the suite's)"),
+                             rounds=(TRACES_ROUNDS, "rounds per episode (validation only)"),
+                             seed=(TRACES_SEEDS["traces-shares"], "first validation episode seed")),
     "traces-agent": Command("the capped trace agents: behaviour cloning from trace-filter-ls on the presets' "
                             "training requests, then PPO (one agent per training seed, one after the other)",
                             _traces_agent, ("agent-training",)),
@@ -496,7 +524,8 @@ def build_parser() -> ExperimentsParser:
     """The command line of ``python -m experiments``: one subparser per :data:`COMMANDS` entry."""
     ap = ExperimentsParser(prog="python -m experiments", description=__doc__)
     subs = ap.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
-    adders = {**_option_adders(), "cells": _cells_options, "agent-training": _agent_training_options}
+    adders = {**_option_adders(), "cells": _cells_options, "agent-training": _agent_training_options,
+               "shares": _shares_options}
     ap.subcommands, ap.flags = {}, {}
     for name, c in COMMANDS.items():
         p = subs.add_parser(name, help=c.help, description=c.help[0].upper() + c.help[1:] + ".")

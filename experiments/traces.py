@@ -34,7 +34,8 @@ SEED = VALIDATION_SEEDS.start + 60_000
 #: each experiment's first validation seed (its episodes take the next ones): disjoint blocks of the
 #: validation seeds, so no two experiments play the same episodes
 SEEDS = {"traces-tune": SEED, "traces-headroom": SEED + 10_000, "traces-sensitivity": SEED + 20_000,
-         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED}
+         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED,
+         "traces-shares": SEED + 38_000}
 EPISODES, ROUNDS = 8, 100
 #: each rival's tunables and the values swept (the first is the default before tuning)
 GRIDS: dict[str, dict[str, tuple]] = {
@@ -403,6 +404,97 @@ def train_agents(out: str | Path, seeds=TRAINING_SEEDS, command: str = "", progr
     return logs
 
 
+# ---------------------------------------------------------------------- shares of the clairvoyant's gain
+#: the controllers of the shares table (label → registered name), in the page's order
+SHARE_RULES = {"filter + LS": "trace-filter-ls", "KM + LS": "km-ls", "state oracle": "state-oracle"}
+#: bootstrap replicates of the shares' intervals
+SHARE_REPS = 2000
+
+
+def share_intervals(thr: np.ndarray, ref: np.ndarray, top: np.ndarray, rng: np.random.Generator,
+                    reps: int = SHARE_REPS) -> tuple[float, float, float]:
+    """(share, low, high): the share of the clairvoyant's gain over the reference that ``thr`` takes,
+    (mean thr − mean ref) / (mean top − mean ref), and its 95 % percentile bootstrap interval over
+    episodes (paired: one resample of the episodes for all three). ``thr`` [E] or, for a learned
+    method, [S, E] (seeds × episodes: the seeds are resampled too)."""
+    thr = np.atleast_2d(thr)
+    s, e = thr.shape
+
+    def share(t, r, c):
+        return (t.mean() - r.mean()) / (c.mean() - r.mean())
+
+    point = float(share(thr, ref, top))
+    reps_out = np.empty(reps)
+    for i in range(reps):
+        ep = rng.integers(0, e, e)
+        sd = rng.integers(0, s, s) if s > 1 else np.zeros(1, np.int64)
+        reps_out[i] = share(thr[np.ix_(sd, ep)], ref[ep], top[ep])
+    low, high = np.percentile(reps_out, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+def shares(out: str | Path, agents: dict[str, list[str]], split: str = "test", presets=AGENT_PRESETS,
+           episodes: int = 10, rounds: int = ROUNDS, seed: int = SEEDS["traces-shares"], workers: int = 2,
+           progress: bool = False) -> list[dict]:
+    """Per preset, each controller's share of the clairvoyant's gain over the best fixed draft length
+    (with 95 % bootstrap intervals over episodes; a learned method over seeds × episodes): the rules of
+    :data:`SHARE_RULES` and each learned method of ``agents`` (label → its seeds' directories), all on
+    the same episodes. ``split="test"``: traces-v1's cells and test seeds (for the page);
+    ``"validation"``: the presets' validation requests from ``seed`` (for choosing). Written to
+    ``out/traces_shares_<split>.csv``; returns the rows."""
+    from evaluation.entries import agent_loader
+    from evaluation.suites import get_suite
+
+    if split not in ("test", "validation"):
+        raise ValueError(f"split={split!r} is invalid; allowed: 'test', 'validation'")
+    load = agent_loader()
+    cells = {c.name: c for c in get_suite("traces-v1").cells}
+    rows = []
+    rng = np.random.default_rng(np.random.SeedSequence([AGENT_ENTROPY, 7]))
+    for preset in presets:
+        if split == "test":
+            cell = cells[preset]
+            cfg, first, n = cell.config(), cell.seed, cell.episodes
+        else:
+            cfg, first, n = agent_config(preset, "validation", rounds), seed, episodes
+        entries = [Entry(name, Rival(name)) for name in ("best-fixed", "clairvoyant", *SHARE_RULES.values())]
+        for label, dirs in agents.items():
+            entries += [Entry(f"{label}#{i}", load(d, f"{label}#{i}")) for i, d in enumerate(dirs)]
+        stats = evaluate(entries, cfg, n, first, workers=workers, progress=progress)
+        thr = _throughputs(stats, [e.label for e in entries])
+        ref, top = thr["best-fixed"], thr["clairvoyant"]
+        methods = {label: thr[name] for label, name in SHARE_RULES.items()}
+        methods |= {label: np.stack([thr[f"{label}#{i}"] for i in range(len(dirs))]) for label, dirs in agents.items()}
+        for label, t in methods.items():
+            point, low, high = share_intervals(t, ref, top, rng)
+            rows.append({"preset": preset, "split": split, "controller": label, "runs": int(np.atleast_2d(t).shape[0]),
+                         "episodes": n, "throughput": float(t.mean()), "share": point, "share_low": low,
+                         "share_high": high})
+        rows.append({"preset": preset, "split": split, "controller": "clairvoyant / best-fixed", "runs": 1,
+                     "episodes": n, "throughput": float(top.mean()), "share": float(top.mean() / ref.mean()),
+                     "share_low": float("nan"), "share_high": float("nan")})
+    write_csv(rows, Path(out) / f"traces_shares_{split}.csv")
+    return rows
+
+
+def shares_table(rows: list[dict]) -> str:
+    """The rows of :func:`shares` as the page's markdown table (one line per preset)."""
+    presets = list(dict.fromkeys(r["preset"] for r in rows))
+    labels = list(dict.fromkeys(r["controller"] for r in rows))
+    lines = ["| preset | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
+    for p in presets:
+        cells = []
+        for label in labels:
+            r = next(r for r in rows if r["preset"] == p and r["controller"] == label)
+            if label.startswith("clairvoyant"):
+                cells.append(f"{float(r['share']):.3f}")
+            else:
+                cells.append(f"{100 * float(r['share']):.0f} % [{100 * float(r['share_low']):.0f}, "
+                             f"{100 * float(r['share_high']):.0f}]")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 #: the statistics of the presets' table (key, label): the published figures beside a bank's
 PRESET_STATS = (("alpha_0", "α_0"), ("alpha_1", "α_1"), ("alpha_5", "α_5"), ("tokens@2", "tokens/round γ=2"),
                 ("tokens@4", "tokens/round γ=4"), ("tokens@8", "tokens/round γ=8"), ("p_nothing@4", "P(none) γ=4"),
@@ -461,5 +553,5 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
     return rows
 
 
-__all__ = ["AGENT_RECIPE", "agent_config", "demonstrations", "train_agent", "train_agents", "DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
+__all__ = ["SHARE_RULES", "share_intervals", "shares", "shares_table", "AGENT_RECIPE", "agent_config", "demonstrations", "train_agent", "train_agents", "DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
            "choose_agent", "presets_table", "sensitivity", "training", "training_command", "sweep", "tune", "tuned_rivals"]
