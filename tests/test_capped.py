@@ -101,3 +101,27 @@ def test_the_policy_refuses_an_action_space_that_is_not_capped():
     obs = spaces.Box(-1.0, 1.0, (5 * 7 + 3,), np.float32)
     with pytest.raises(ValueError, match=r"action_space=.* is not allowed; allowed: MultiDiscrete"):
         CappedSetPolicy(obs, spaces.MultiDiscrete([13] + [2] * 5), lambda _: 1e-3, n_globals=3)
+
+
+def test_the_presets_env_plays_capped_actions_with_exact_drafting_times_and_the_dinkelbach_reward():
+    from agents.traces import PresetsVecEnv
+    from experiments.traces import agent_config
+
+    cfgs = [agent_config(p, rounds=3) for p in ("cnn-ngram", "gsm8k-eagle")]
+    env = PresetsVecEnv(cfgs, 2, np.random.SeedSequence(4), lam_ref=[100.0, 150.0], reward_scale=0.2)
+    again = PresetsVecEnv(cfgs, 2, np.random.SeedSequence(4))
+    obs = env.reset()
+    np.testing.assert_array_equal(obs, again.reset())  # the run's SeedSequence: the same envs
+    assert env.action_space == spaces.MultiDiscrete([13] * 21) and obs.shape == (4, env.observation_space.shape[0])
+    rng = np.random.default_rng(0)
+    for _ in range(4):  # past an episode's end (3 rounds): the autoreset keeps the drafting times in step
+        a = rng.integers(0, 13, (4, 21))
+        want = CappedAction(12).lengths(a, env.draft_times())
+        env.step_async(a)
+        _, reward, done, infos = env.step_wait()
+        np.testing.assert_array_equal(env._gamma, want)
+        tokens = np.array([i["round_tokens"] for i in infos])
+        time_s = np.array([i["latency"] for i in infos])
+        np.testing.assert_allclose(reward, 0.2 * (tokens - np.repeat([100.0, 150.0], 2) * time_s), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"lam_ref=\[1.0\] is invalid; allowed: 2 throughputs ≥ 0"):
+        env.set_reference([1.0])
