@@ -160,7 +160,10 @@ def round_writer(writers: tuple) -> Callable:
         chain = _link(write, chain)
     first = chain
 
-    @njit(cache=True)
+    # not cached: numba's cache keys a closure by its name and line, so two kinds' chains (and a chain
+    # from before a kind's table changed) could load each other's code: rows written to the wrong
+    # columns or not at all. The kinds' compiled steps that call the chain are cached with it inlined.
+    @njit(cache=False)
     def write_rows(out, nf, cols, view):
         first(out, nf, cols, view, 0)
 
@@ -175,7 +178,7 @@ def _end(out, nf, cols, view, j):
 def _link(write: Callable, rest: Callable) -> Callable:
     """One link of a driver's chain: ``write`` row j (when shown), then the ``rest``."""
 
-    @njit(cache=True)
+    @njit(cache=False)  # a closure: see round_writer
     def link(out, nf, cols, view, j):
         c = cols[j]
         if c >= 0:
