@@ -256,8 +256,10 @@ _SUITES = (
     Suite("traces-v1", "Acceptance replayed from traces (model §12), the paper's cell (K = 20): the test requests of "
           "four presets of the fitted model (two n-gram, two EAGLE) and of a bank msenv ships (eagle-mix-v1, "
           "replayed from its file). Episodes draw their requests independently from the test split, so the bootstrap "
-          "over episodes resamples requests too. The clairvoyant plays as a reference (it knows each round's first "
-          "rejections), not a rival.",
+          "over episodes resamples requests too. The observation shows the exact filter's rows (trace_posterior; the "
+          "rounds and every rule's decisions are the same without them). The clairvoyant plays as a reference (it "
+          "knows each round's first rejections), not a rival; the state oracle, which needs a bank drawn from the "
+          "fitted model, is left out (eagle-mix-v1 is replayed from its file).",
           _cells(8, TRACE_CELLS),
           **TRACE_RIVALS),
     Suite("traces-real-v1", "The published SpecDecode-Bench traces themselves (arXiv 2601.11580; EAGLE and n-gram "

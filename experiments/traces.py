@@ -297,6 +297,9 @@ AGENT_RECIPE = dict(n_per=16, bc_rounds=200, bc_epochs=60, bc_batch=1024, bc_lr=
                     reward_scale=0.2)
 #: the root of the capped agents' random streams: training seed s draws everything from SeedSequence([root, s])
 AGENT_ENTROPY = 20261207
+#: the entropy word of the demonstrations' streams (apart from every training seed's [AGENT_ENTROPY, s]); an
+#: entropy word of a SeedSequence, not an env seed: the envs' seeds are drawn from its children
+DEMO_WORD = 1_000_000
 #: the committed capped agents' folder names (agents/pretrained/leaderboard/<name>)
 AGENT_NAME = "traces-capped-s{seed}"
 
@@ -311,10 +314,10 @@ def demonstrations(presets=AGENT_PRESETS, rounds: int = AGENT_RECIPE["bc_rounds"
                    seed: int = 0):
     """The teacher's (trace-filter-ls) rounds on the training requests: ``rounds`` rounds in each of
     ``n_per`` envs per preset (``(env, Demonstrations, λ_p per preset)``); streams from
-    SeedSequence([AGENT_ENTROPY, "demonstrations", seed])."""
+    SeedSequence([AGENT_ENTROPY, DEMO_WORD + seed])."""
     from agents.traces import PresetsVecEnv, collect
 
-    root = np.random.SeedSequence([AGENT_ENTROPY, 1_000_000 + seed])
+    root = np.random.SeedSequence([AGENT_ENTROPY, DEMO_WORD + seed])
     env_seq, rng_seq = root.spawn(2)
     env = PresetsVecEnv([agent_config(p) for p in presets], n_per, env_seq)
     demos = collect(env, rounds, np.random.default_rng(rng_seq))
