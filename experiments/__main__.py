@@ -405,7 +405,7 @@ def _traces_shares(ap, args):
         label, _, path = spec.rpartition("=")
         agents.setdefault(label or "agent", []).append(path)
     rows = traces.shares(args.out, agents, split=args.split, episodes=args.drops, rounds=args.rounds, seed=args.seed,
-                         workers=args.workers, **_progress(args))
+                         workers=args.workers, result=args.result, **_progress(args))
     print(traces.shares_table(rows))
     print(f"traces-shares: wrote {args.out}")
 
@@ -413,6 +413,9 @@ def _traces_shares(ap, args):
 def _shares_options(p: Callable[..., argparse.Action], c: Command) -> None:
     p("--agent", nargs="*", default=[], metavar="[LABEL=]DIR",
       help="a learned method's seeds, LABEL=DIR once per seed (default label 'agent')")
+    p("--result", default=None, metavar="FILE",
+      help="a traces-v1 result file: its episodes give every controller and learned method it holds (test split); "
+           "only the state oracle is played (default: play everything)")
     p("--split", choices=("test", "validation"), default="test",
       help="test: traces-v1's cells and seeds (the page); validation: the presets' validation requests from --seed "
            "(for choosing) (default %(default)s)")

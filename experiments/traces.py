@@ -436,9 +436,23 @@ def share_intervals(thr: np.ndarray, ref: np.ndarray, top: np.ndarray, rng: np.r
     return point, float(low), float(high)
 
 
+def _result_throughputs(path: str | Path) -> tuple[dict, list[str]]:
+    """A traces-v1 result file's per-episode throughputs, (cell, method, run) → [episodes] in episode
+    order, and its learned methods' labels."""
+    doc = json.loads(Path(path).read_text())
+    if doc.get("suite", {}).get("name") != "traces-v1":
+        raise ValueError(f"--result {path}: not a traces-v1 result file; allowed: the file of python -m "
+                         "evaluation.benchmark --suite traces-v1")
+    rows: dict[tuple, list] = {}
+    for r in doc["episodes"]:
+        rows.setdefault((r["cell"], r["method"], r["run"]), []).append((r["episode"], r["throughput"]))
+    thr = {key: np.array([t for _, t in sorted(v)]) for key, v in rows.items()}
+    return thr, [m for m, info in doc["methods"].items() if info["kind"] == "agent"]
+
+
 def shares(out: str | Path, agents: dict[str, list[str]], split: str = "test", presets=AGENT_PRESETS,
            episodes: int = 10, rounds: int = ROUNDS, seed: int = SEEDS["traces-shares"], workers: int = 2,
-           progress: bool = False) -> list[dict]:
+           progress: bool = False, result: str | Path | None = None) -> list[dict]:
     """Per preset, each controller's share of the clairvoyant's gain over the best fixed draft length
     (with 95 % bootstrap intervals over episodes; a learned method over seeds × episodes): the rules of
     :data:`SHARE_RULES` and each learned method of ``agents`` (label → its seeds' directories), all on
@@ -450,6 +464,10 @@ def shares(out: str | Path, agents: dict[str, list[str]], split: str = "test", p
 
     if split not in ("test", "validation"):
         raise ValueError(f"split={split!r} is invalid; allowed: 'test', 'validation'")
+    if result is not None and split != "test":
+        raise ValueError(f"result={str(result)!r} is invalid with split={split!r}; allowed: a traces-v1 result file "
+                         "with split='test' (its episodes are the test cells')")
+    played, learned = _result_throughputs(result) if result is not None else ({}, [])
     load = agent_loader()
     cells = {c.name: c for c in get_suite("traces-v1").cells}
     rows = []
@@ -460,11 +478,21 @@ def shares(out: str | Path, agents: dict[str, list[str]], split: str = "test", p
             cfg, first, n = cell.config(), cell.seed, cell.episodes
         else:
             cfg, first, n = agent_config(preset, "validation", rounds), seed, episodes
-        entries = [Entry(name, Rival(name)) for name in ("best-fixed", "clairvoyant", *SHARE_RULES.values())]
+        names = ("best-fixed", "clairvoyant", *SHARE_RULES.values())
+        thr = {}
+        if result is not None:  # the file's episodes; only what it lacks is played (the state oracle)
+            thr = {name: played[(preset, name, 0)] for name in names if (preset, name, 0) in played}
+            for label in learned:
+                runs = sorted(r for (c, m, r) in played if c == preset and m == label)
+                thr |= {f"{label}#{r}": played[(preset, label, r)] for r in runs}
+            agents = {label: [None] * len([k for k in thr if k.startswith(label + "#")]) for label in learned}
+        entries = [Entry(name, Rival(name)) for name in names if name not in thr]
         for label, dirs in agents.items():
-            entries += [Entry(f"{label}#{i}", load(d, f"{label}#{i}")) for i, d in enumerate(dirs)]
-        stats = evaluate(entries, cfg, n, first, workers=workers, progress=progress)
-        thr = _throughputs(stats, [e.label for e in entries])
+            entries += [Entry(f"{label}#{i}", load(d, f"{label}#{i}")) for i, d in enumerate(dirs)
+                        if f"{label}#{i}" not in thr]
+        if entries:
+            stats = evaluate(entries, cfg, n, first, workers=workers, progress=progress)
+            thr |= _throughputs(stats, [e.label for e in entries])
         ref, top = thr["best-fixed"], thr["clairvoyant"]
         methods = {label: thr[name] for label, name in SHARE_RULES.items()}
         methods |= {label: np.stack([thr[f"{label}#{i}"] for i in range(len(dirs))]) for label, dirs in agents.items()}
