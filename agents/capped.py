@@ -160,6 +160,7 @@ class NumpyCappedPolicy(NumpySetPolicy):
             t = np.asarray(context.t_draft, dtype=np.float64).reshape(-1, np.shape(context.t_draft)[-1])
         else:  # the drafting times as the observation shows them (a ratio to the reference: the map is scale-free)
             t = speed_ratios(rows, BudgetLayout(self.n_features, self.n_globals, self.gamma_max, speed=self.speed))[0]
+            t = np.maximum(t, 1e-6)  # an entry no env writes (a ratio ≤ 0) reads as the fastest device
         gamma = CappedAction(self.gamma_max).lengths(action, t)
         return gamma.reshape(lead + (gamma.shape[-1],))
 
