@@ -411,7 +411,7 @@ def _traces_shares(ap, args):
 
 
 def _shares_options(p: Callable[..., argparse.Action], c: Command) -> None:
-    p("--agent", nargs="*", default=[], metavar="[LABEL=]DIR",
+    p("--agent-dir", nargs="*", default=[], metavar="[LABEL=]DIR", dest="agent",
       help="a learned method's seeds, LABEL=DIR once per seed (default label 'agent')")
     p("--result", default=None, metavar="FILE",
       help="a traces-v1 result file: its episodes give every controller and learned method it holds (test split); "
