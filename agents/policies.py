@@ -18,6 +18,7 @@ KINDS: dict[str, str] = {
     "mlp": "agents.mlp:NumpyPolicy",
     "set": "agents.setpolicy:NumpySetPolicy",
     "budget": "agents.budget:NumpyBudgetPolicy",
+    "capped": "agents.capped:NumpyCappedPolicy",
 }
 
 

@@ -7,7 +7,8 @@ A saved agent directory holds, beside SB3's files for resuming training:
 - ``agent.json`` — ``format`` / ``format_version``, ``policy_sha256`` (the SHA-256 of ``policy.npz``
   it was written with, checked when loading; agents saved before it record none), the policy ``kind`` (``"mlp"``: an SB3
   ``MlpPolicy`` actor; ``"set"``: :class:`~agents.setpolicy.DeviceSetPolicy`; ``"budget"``: the
-  device-set policy deciding budget actions, :class:`~agents.budget.BudgetSetPolicy`) with its layout, the
+  device-set policy deciding budget actions, :class:`~agents.budget.BudgetSetPolicy`; ``"capped"``: the one
+  deciding capped actions, :class:`~agents.capped.CappedSetPolicy`) with its layout, the
   observation normalisation (mean, variance, clip, epsilon, or null), ``frame_stack``, the config
   the agent was trained on, and the training metadata.
 
@@ -52,6 +53,7 @@ LAYOUTS = {
     "mlp": {"nvec": (list,), "layers": (list,)},
     "set": _SET_LAYOUT,
     "budget": {**_SET_LAYOUT, "level": _INT(1, 16), "gamma_max": _INT(1, 1000), "per_token": _INT(1, 1000)},
+    "capped": {**_SET_LAYOUT, "level": _INT(1, 16), "gamma_max": _INT(1, 1000)},
 }
 #: the most budget levels (per_token × gamma_max + 1) a budget policy may score per decision
 MAX_LEVELS = 100_001

@@ -29,11 +29,13 @@ from .greedy import (
     OracleCSISAA,
     OracleGreedy,
     PlugInGreedy,
+    greedy_local_search,
     greedy_search,
     local_search,
 )
 from .saa import SAAConfig
 from .simple import Fixed, OptimalUniform, RandomLengths, best_uniform
+from .trace_rules import KaplanMeierLS, StateOracle, TraceFilterLS
 
 #: name → factory, for the CLI and experiments
 REGISTRY = {
@@ -58,6 +60,9 @@ REGISTRY = {
     "best-fixed": BestFixed,
     "clairvoyant": Clairvoyant,
     "trace-filter-saa": TraceFilterSAA,
+    "trace-filter-ls": TraceFilterLS,
+    "km-ls": KaplanMeierLS,
+    "state-oracle": StateOracle,
 }
 
 
@@ -89,7 +94,9 @@ def make_controller(name: str, **kwargs) -> Controller:
 __all__ = [
     "BestFixed", "Clairvoyant", "HFBudget", "HFHeuristic", "KaplanMeierGreedy", "LastOutcome", "UCBBudget",
     "UCBLengths", "BayesianSAA", "BudgetedGreedy", "OracleAlphaSAA", "OracleCSISAA", "OracleGreedy", "PlugInGreedy",
-    "ComputationOnly", "ContextPredictor", "Controller", "ExactSAA", "Fixed", "GreedySAA",
+    "ComputationOnly", "ContextPredictor",
+    "KaplanMeierLS", "StateOracle", "TraceFilterLS", "greedy_local_search", "Controller", "ExactSAA", "Fixed",
+    "GreedySAA",
     "LocalSearch", "OptimalUniform", "REGISTRY", "RandomLengths", "SAAConfig", "TraceFilterSAA", "best_uniform",
     "check_output", "greedy_search", "local_search", "make_controller",
 ]

@@ -41,7 +41,7 @@ from msenv.engine.context import RoundContext
 from msenv.model import latency
 
 from .base import Controller
-from .greedy import GreedySAA, greedy_search
+from .greedy import GreedySAA
 from .tuned import tuned
 
 
@@ -288,7 +288,7 @@ class KaplanMeierGreedy(GreedySAA):
         self.prior = _setting(self.name, "prior", self._given, context, 4.0)
         ctx = dataclasses.replace(context, survival=self.survival(gmax))
         self.last_trace = []
-        return greedy_search(self.estimator(ctx), self.last_trace)[0]
+        return self.search(self.estimator(ctx))
 
     def observe(self, gamma, info):
         k, depth = len(gamma), self._events.shape[1]

@@ -31,7 +31,7 @@ from msenv.engine.context import RoundContext
 from msenv.traces import PRESETS, SHIPPED, fitted_model, read_fit
 from msenv.traces.model import FilterModel, filter_model, filter_update, predictive_survival
 
-from .greedy import GreedySAA, greedy_search
+from .greedy import GreedySAA
 
 #: the trace sources with a fitted model: the presets and the shipped banks with a fit
 _FITTED = (*sorted(PRESETS), *sorted(n for n, b in SHIPPED.items() if b.fit is not None))
@@ -81,6 +81,13 @@ class TraceFilterSAA(GreedySAA):
         """The filtered model of ``config``: ``params`` or ``preset`` when given, else the model
         fitted to its ``trace_source`` (a preset's, a shipped bank's fit of its train requests);
         ``ValueError`` in one line for a source with no fitted model."""
+        name, params, cap = self.fit_for(config)
+        if name not in self._models:
+            self._models[name] = filter_model(params, cap, self.levels)
+        return self._models[name]
+
+    def fit_for(self, config):
+        """``(name, params, cap)`` of the model :meth:`model_for` filters on ``config`` (its checks)."""
         if self.params is not None:
             name, params, cap = self.params
         else:
@@ -99,9 +106,7 @@ class TraceFilterSAA(GreedySAA):
             raise ValueError(f"{type(self).__name__} {what}: cap={cap} is invalid for gamma_max={gamma_max} (the model "
                              f"prices drafts of at most cap − 1 = {cap - 1} tokens); allowed: a model whose cap is "
                              f"above gamma_max={gamma_max}")
-        if name not in self._models:
-            self._models[name] = filter_model(params, cap, self.levels)
-        return self._models[name]
+        return name, params, cap
 
     def survival(self, gamma_max: int) -> np.ndarray:
         """Each device's predictive P(acc_len > j), j = 0 … γ_max [K, γ_max + 1]."""
@@ -115,9 +120,13 @@ class TraceFilterSAA(GreedySAA):
         k = len(context.t_draft)
         if self.belief is None or self.belief.shape[0] != k or model is not self.model:
             self.model, self.belief = model, np.repeat(model.prior[None], k, axis=0)
-        ctx = dataclasses.replace(context, survival=self.survival(context.config.gamma_max))
+        return self.decide(context, self.survival(context.config.gamma_max))
+
+    def decide(self, context: RoundContext, survival: np.ndarray) -> np.ndarray:
+        """The draft lengths this rule plays in ``context`` with each device's predictive survival
+        ``survival`` [K, γ_max + 1] (its search on the SAA estimator of that survival)."""
         self.last_trace = []
-        return greedy_search(self.estimator(ctx), self.last_trace)[0]
+        return self.search(self.estimator(dataclasses.replace(context, survival=survival)))
 
     def observe(self, gamma, info) -> None:
         k, m = len(gamma), self.model

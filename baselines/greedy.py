@@ -118,7 +118,19 @@ class GreedySAA(Controller):
 
     def act(self, context: RoundContext, obs=None) -> np.ndarray:
         self.last_trace = []
-        return greedy_search(self.estimator(context), self.last_trace)[0]
+        return self.search(self.estimator(context))
+
+    def search(self, est: SAAEstimator) -> np.ndarray:
+        """The draft lengths of the search on ``est`` (the paper's greedy; its accepted moves in
+        ``last_trace``)."""
+        return greedy_search(est, self.last_trace)[0]
+
+
+def greedy_local_search(est: SAAEstimator, trace: list | None = None) -> np.ndarray:
+    """The paper's greedy, then :func:`local_search` from its decision on the same estimator (its
+    samples): never below the greedy's SAA value."""
+    gamma, value = greedy_search(est, trace)
+    return local_search(est, gamma, value)[0]
 
 
 class BudgetedGreedy(GreedySAA):

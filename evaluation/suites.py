@@ -209,17 +209,22 @@ DYNAMIC_CELLS = [("dynamic", "msenv/MultiSpin-Dynamic-v0", 6, 30, {}),
                  ("dynamic-small", "msenv/MultiSpin-Dynamic-Small-v0", 6, 30, {}),
                  ("mobile", "msenv/MultiSpin-Mobile-v0", 6, 30, {})]
 TRACES = "msenv/MultiSpin-Traces-v0"
-#: acceptance from traces (model §12): each preset's test requests, and a bank msenv ships replayed from its file
-TRACE_CELLS = [(name, TRACES, 10, 100, {"trace_source": name, "trace_split": "test"})
+#: acceptance from traces (model §12): each preset's test requests, and a bank msenv ships replayed from its file;
+#: the observation shows the exact filter's rows (trace_posterior: what the learned agents read; the rounds,
+#: the draws and every controller's decisions are the same without them)
+TRACE_CELLS = [(name, TRACES, 10, 100, {"trace_source": name, "trace_split": "test", "trace_posterior": True})
                for name in ("cnn-ngram", "sharegpt-ngram", "gsm8k-eagle", "sharegpt-eagle", "eagle-mix-v1")]
 #: the published files themselves, when a user supplies them (msenv.traces.published)
 TRACE_REAL_CELLS = [(f"{s}-{d}", TRACES, 10, 100, {"trace_source": f"published:{s}-{d}", "trace_split": "test"})
                     for s in ("gsm8k", "sharegpt", "cnn", "instructcoder") for d in ("eagle", "ngram")]
-#: the rivals of the trace suites: the plug-in greedy, the adaptive rules of the literature, the best fixed
-#: draft length, and the clairvoyant reference (an oracle: it knows each round's first rejections)
+#: the rivals of the trace suites: the plug-in greedy, the adaptive rules of the literature, the exact filter and
+#: Kaplan–Meier each with the greedy and the local search (trace-filter-ls, km-ls: the rules learned control has to
+#: beat), the best fixed draft length, and the clairvoyant reference (an oracle: it knows each round's first
+#: rejections). The state oracle (state-oracle) is not among them: it needs a bank drawn from the fitted model, and
+#: eagle-mix-v1 and the published files are replayed from files (``python -m experiments traces-shares`` plays it)
 TRACE_RIVALS = dict(reference="greedy-saa", controllers=(
-    "greedy-saa", "km-greedy", "trace-filter-saa", "hf-heuristic", "hf-budget", "ucb-lengths", "ucb-budget",
-    "last-outcome", "best-fixed", "clairvoyant"), oracles=("clairvoyant",))
+    "greedy-saa", "km-greedy", "trace-filter-saa", "trace-filter-ls", "km-ls", "hf-heuristic", "hf-budget",
+    "ucb-lengths", "ucb-budget", "last-outcome", "best-fixed", "clairvoyant"), oracles=("clairvoyant",))
 WITH_LOCAL_SEARCH = ("greedy-saa", "budgeted-greedy", "optimal-uniform", "computation-only", "local-search")
 DYNAMIC_RIVALS = dict(reference="plug-in-greedy", controllers=("plug-in-greedy", "bayes-saa", "optimal-uniform",
                                                               "computation-only"))
@@ -251,8 +256,10 @@ _SUITES = (
     Suite("traces-v1", "Acceptance replayed from traces (model §12), the paper's cell (K = 20): the test requests of "
           "four presets of the fitted model (two n-gram, two EAGLE) and of a bank msenv ships (eagle-mix-v1, "
           "replayed from its file). Episodes draw their requests independently from the test split, so the bootstrap "
-          "over episodes resamples requests too. The clairvoyant plays as a reference (it knows each round's first "
-          "rejections), not a rival.",
+          "over episodes resamples requests too. The observation shows the exact filter's rows (trace_posterior; the "
+          "rounds and every rule's decisions are the same without them). The clairvoyant plays as a reference (it "
+          "knows each round's first rejections), not a rival; the state oracle, which needs a bank drawn from the "
+          "fitted model, is left out (eagle-mix-v1 is replayed from its file).",
           _cells(8, TRACE_CELLS),
           **TRACE_RIVALS),
     Suite("traces-real-v1", "The published SpecDecode-Bench traces themselves (arXiv 2601.11580; EAGLE and n-gram "

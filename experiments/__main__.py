@@ -19,7 +19,8 @@ from .traces import ROUNDS as TRACES_ROUNDS
 from .traces import SEEDS as TRACES_SEEDS
 
 #: the subcommands of model §12's experiments (experiments.traces)
-TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training")
+TRACE_COMMANDS = ("traces-tune", "traces-headroom", "traces-sensitivity", "traces-presets", "traces-training",
+                  "traces-shares")
 #: the most drops (episodes) per point and worker processes a run may ask for
 MAX_DROPS, MAX_WORKERS = 100_000, 256
 
@@ -359,6 +360,67 @@ def _traces(ap, args):
     print(f"{args.command}: wrote {args.out}")
 
 
+def _seed_list(text: str) -> list[int]:
+    """``0-4`` or ``0,2,5`` as a list of training seeds (argparse type)."""
+    try:
+        out = []
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            out += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid; allowed: seeds as 0-4 or 0,2,5") from None
+    if not out or min(out) < 0 or len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid; allowed: distinct seeds ≥ 0, as 0-4 or 0,2,5")
+    return out
+
+
+def _agent_training_options(p: Callable[..., argparse.Action], c: Command) -> None:
+    """traces-agent's options: its training seeds and the recipe's lengths (for short runs)."""
+    from .traces import AGENT_RECIPE
+
+    p("--seeds", type=_seed_list, default=[0, 1, 2, 3, 4], metavar="SEEDS",
+      help="training seeds, e.g. 0-4 or 0,2 (default 0-4); each agent goes to --out/traces-capped-s<seed>")
+    p("--timesteps", type=int, default=AGENT_RECIPE["timesteps"], action=Bounded, low=0,
+      help="PPO rounds per agent (default %(default)s)")
+    p("--bc-rounds", type=int, default=AGENT_RECIPE["bc_rounds"], action=Bounded, low=1,
+      help="the teacher's rounds per training env (default %(default)s)")
+    p("--bc-epochs", type=int, default=AGENT_RECIPE["bc_epochs"], action=Bounded, low=1,
+      help="behaviour-cloning epochs (default %(default)s)")
+
+
+def _traces_agent(ap, args):
+    from . import traces
+
+    command = "python -m experiments " + " ".join(sys.argv[1:] or ["traces-agent"])
+    traces.train_agents(args.out, args.seeds, command=command, progress=not args.no_progress,
+                        timesteps=args.timesteps, bc_rounds=args.bc_rounds, bc_epochs=args.bc_epochs)
+    print(f"traces-agent: wrote {args.out}")
+
+
+def _traces_shares(ap, args):
+    from . import traces
+
+    agents = {}
+    for spec in args.agent:
+        label, _, path = spec.rpartition("=")
+        agents.setdefault(label or "agent", []).append(path)
+    rows = traces.shares(args.out, agents, split=args.split, episodes=args.drops, rounds=args.rounds, seed=args.seed,
+                         workers=args.workers, result=args.result, **_progress(args))
+    print(traces.shares_table(rows))
+    print(f"traces-shares: wrote {args.out}")
+
+
+def _shares_options(p: Callable[..., argparse.Action], c: Command) -> None:
+    p("--agent-dir", nargs="*", default=[], metavar="[LABEL=]DIR", dest="agent",
+      help="a learned method's seeds, LABEL=DIR once per seed (default label 'agent')")
+    p("--result", default=None, metavar="FILE",
+      help="a traces-v1 result file: its episodes give every controller and learned method it holds (test split); "
+           "only the state oracle is played (default: play everything)")
+    p("--split", choices=("test", "validation"), default="test",
+      help="test: traces-v1's cells and seeds (the page); validation: the presets' validation requests from --seed "
+           "(for choosing) (default %(default)s)")
+
+
 def _main_job_seeds(ap, args):
     from .main_job import run_seeds
 
@@ -424,6 +486,15 @@ COMMANDS: dict[str, Command] = {
                               "16, the per-device policy at H = 4, the budget policy at H = 4 with 3× the rounds), "
                               "trained under --runs (unless there) and scored on validation requests (rows already in "
                               "the CSV kept)", (*TRACE, "runs")),
+    "traces-shares": Command("each controller's share of the clairvoyant's gain over the best fixed draft length "
+                             "per trace preset (filter + LS, KM + LS, the state oracle, --agent seeds), 95 % "
+                             "bootstrap intervals", _traces_shares, ("shares", *TRACE),
+                             drops=(10, "episodes per preset (validation only; test: the suite's)"),
+                             rounds=(TRACES_ROUNDS, "rounds per episode (validation only)"),
+                             seed=(TRACES_SEEDS["traces-shares"], "first validation episode seed")),
+    "traces-agent": Command("the capped trace agents: behaviour cloning from trace-filter-ls on the presets' "
+                            "training requests, then PPO (one agent per training seed, one after the other)",
+                            _traces_agent, ("agent-training",)),
     "main-job-seeds": Command("python train.py's defaults on training seeds 0–4, each against the best rule: "
                               "--out/main_job_seeds.csv", _main_job_seeds, ("workers", "quick")),
 }
@@ -456,7 +527,8 @@ def build_parser() -> ExperimentsParser:
     """The command line of ``python -m experiments``: one subparser per :data:`COMMANDS` entry."""
     ap = ExperimentsParser(prog="python -m experiments", description=__doc__)
     subs = ap.add_subparsers(dest="command", required=True, metavar="SUBCOMMAND")
-    adders = {**_option_adders(), "cells": _cells_options}
+    adders = {**_option_adders(), "cells": _cells_options, "agent-training": _agent_training_options,
+               "shares": _shares_options}
     ap.subcommands, ap.flags = {}, {}
     for name, c in COMMANDS.items():
         p = subs.add_parser(name, help=c.help, description=c.help[0].upper() + c.help[1:] + ".")

@@ -34,7 +34,8 @@ SEED = VALIDATION_SEEDS.start + 60_000
 #: each experiment's first validation seed (its episodes take the next ones): disjoint blocks of the
 #: validation seeds, so no two experiments play the same episodes
 SEEDS = {"traces-tune": SEED, "traces-headroom": SEED + 10_000, "traces-sensitivity": SEED + 20_000,
-         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED}
+         "traces-choice": SEED + 30_000, "traces-training": SEED + 35_000, "traces-presets": SEED,
+         "traces-shares": SEED + 38_000}
 EPISODES, ROUNDS = 8, 100
 #: each rival's tunables and the values swept (the first is the default before tuning)
 GRIDS: dict[str, dict[str, tuple]] = {
@@ -287,6 +288,244 @@ def training(out: str | Path, runs: str | Path, agents=TRAINING_RUNS, seeds=TRAI
     return rows
 
 
+# ---------------------------------------------------------------------- the capped agent (learned control)
+#: the capped agent's recipe, chosen on validation requests in the research phase (docs/results/traces.md):
+#: behaviour cloning from trace-filter-ls on the training requests, then PPO at discount 0.9
+AGENT_RECIPE = dict(n_per=16, bc_rounds=200, bc_epochs=60, bc_batch=1024, bc_lr=1e-3, timesteps=600_000,
+                    n_steps=64, batch_size=512, n_epochs=4, learning_rate=1e-4, gamma=0.9, gae_lambda=0.95,
+                    clip_range=0.1, target_kl=0.02, ent_coef=0.0, vf_coef=0.5, max_grad_norm=0.5, hidden=64,
+                    reward_scale=0.2)
+#: the root of the capped agents' random streams: training seed s draws everything from SeedSequence([root, s])
+AGENT_ENTROPY = 20261207
+#: the entropy word of the demonstrations' streams (apart from every training seed's [AGENT_ENTROPY, s]); an
+#: entropy word of a SeedSequence, not an env seed: the envs' seeds are drawn from its children
+DEMO_WORD = 1_000_000
+#: the committed capped agents' folder names (agents/pretrained/leaderboard/<name>)
+AGENT_NAME = "traces-capped-s{seed}"
+
+
+def agent_config(preset: str, split: str = "train", rounds: int = ROUNDS):
+    """The config a capped agent trains on (``split="train"``) or is scored on: the Traces id on
+    ``preset``'s requests with the filter's rows in the observation (``trace_posterior``)."""
+    return preset_config(preset, rounds, split=split, trace_posterior=True)
+
+
+def demonstrations(presets=AGENT_PRESETS, rounds: int = AGENT_RECIPE["bc_rounds"], n_per: int = AGENT_RECIPE["n_per"],
+                   seed: int = 0):
+    """The teacher's (trace-filter-ls) rounds on the training requests: ``rounds`` rounds in each of
+    ``n_per`` envs per preset (``(env, Demonstrations, λ_p per preset)``); streams from
+    SeedSequence([AGENT_ENTROPY, DEMO_WORD + seed])."""
+    from agents.traces import PresetsVecEnv, collect
+
+    root = np.random.SeedSequence([AGENT_ENTROPY, DEMO_WORD + seed])
+    env_seq, rng_seq = root.spawn(2)
+    env = PresetsVecEnv([agent_config(p) for p in presets], n_per, env_seq)
+    demos = collect(env, rounds, np.random.default_rng(rng_seq))
+    return demos, demos.throughput(env)
+
+
+def train_agent(out: str | Path, seed: int, demos=None, presets=AGENT_PRESETS, command: str = "",
+                progress: bool = False, **recipe) -> dict[str, Any]:
+    """One capped agent (training seed ``seed``): behaviour cloning from ``demos`` (the teacher's
+    demonstrations with each preset's λ_p, from :func:`demonstrations`; collected here when None),
+    then PPO on the training requests of ``presets``; written atomically to ``out`` with its
+    training record (``training.json``: settings, BC metrics, walls). Every stream (the envs' seeds,
+    the network's initialisation, the fit's shuffles, PPO's sampling) comes from
+    SeedSequence([AGENT_ENTROPY, seed])."""
+    import time
+
+    import torch as th
+    from stable_baselines3 import PPO
+
+    from agents.capped import CappedSetPolicy
+    from agents.controller import save_agent
+    from agents.traces import PresetsVecEnv, fit, returns
+    from evaluation.provenance import TRAINING_FILE, training_record
+    from evaluation.report import json_bytes
+    from msenv import layout_of
+
+    unknown = sorted(set(recipe) - set(AGENT_RECIPE))
+    if unknown:
+        raise TypeError(f"train_agent() got an unexpected keyword argument {unknown[0]!r}")
+    r = {**AGENT_RECIPE, **recipe}
+    t0 = time.perf_counter()
+    if demos is None:
+        demos = demonstrations(presets, r["bc_rounds"], r["n_per"], seed)
+    demos, lam_ref = demos
+    t_demos = time.perf_counter() - t0
+    env_seq, torch_seq, fit_seq, ppo_seq = np.random.SeedSequence([AGENT_ENTROPY, seed]).spawn(4)
+    th.set_num_threads(1)
+    th.manual_seed(int(torch_seq.generate_state(1)[0]))
+    env = PresetsVecEnv([agent_config(p) for p in presets], r["n_per"], env_seq, lam_ref, r["reward_scale"])
+    model = PPO(CappedSetPolicy, env, n_steps=r["n_steps"], batch_size=r["batch_size"], n_epochs=r["n_epochs"],
+                learning_rate=r["learning_rate"], gamma=r["gamma"], gae_lambda=r["gae_lambda"],
+                clip_range=r["clip_range"], target_kl=r["target_kl"], ent_coef=r["ent_coef"], vf_coef=r["vf_coef"],
+                max_grad_norm=r["max_grad_norm"], seed=int(ppo_seq.generate_state(1)[0] % 2**31),
+                policy_kwargs=dict(n_devices=env.k, n_globals=layout_of(agent_config(presets[0])).n_globals,
+                                   hidden=r["hidden"]),
+                device="cpu", verbose=0)
+    t1 = time.perf_counter()
+    values = returns(demos, np.repeat(np.asarray(lam_ref), r["n_per"]), r["reward_scale"], r["gamma"])
+    bc = fit(model, demos, values, r["bc_epochs"], r["bc_batch"], r["bc_lr"], rng=np.random.default_rng(fit_seq))
+    t_bc = time.perf_counter() - t1
+    print(f"seed {seed}: cloned trace-filter-ls in {t_bc:.0f} s: {bc}", flush=True)
+    t2 = time.perf_counter()
+    if r["timesteps"] > 0:
+        model.learn(r["timesteps"], progress_bar=progress)
+    t_ppo = time.perf_counter() - t2
+    wall = time.perf_counter() - t0
+    settings = {k: v for k, v in r.items()}
+    extra = {"ppo": settings, "presets": list(presets), "lambda_ref": lam_ref, "timesteps": int(model.num_timesteps),
+             "frame_stack": 1, "reward": "scale·(N − λ_p·T)", "action": "capped", "teacher": "trace-filter-ls",
+             "bc": bc, "walls_s": {"demonstrations": t_demos, "bc": t_bc, "ppo": t_ppo, "total": wall}}
+    rec = training_record(seed=seed, timesteps=int(model.num_timesteps), wall_s=wall, torch_threads=1,
+                          command=command, env_id=TRACES_ID)
+    rec["capped"] = {k: extra[k] for k in ("presets", "lambda_ref", "bc", "walls_s", "teacher")}
+    save_agent(out, model, None, agent_config(presets[0]), extra=extra, files={TRAINING_FILE: json_bytes(rec)})
+    print(f"seed {seed}: wrote {out} (wall {wall:.0f} s: demonstrations {t_demos:.0f}, BC {t_bc:.0f}, "
+          f"PPO {t_ppo:.0f})", flush=True)
+    return extra
+
+
+def train_agents(out: str | Path, seeds=TRAINING_SEEDS, command: str = "", progress: bool = False,
+                 **recipe) -> list[dict]:
+    """The capped agents of ``seeds``, one after the other, each into ``out/traces-capped-s<seed>``.
+    The teacher's demonstrations are collected once (they depend on no training seed: the
+    teacher's decisions on the training requests) and shared by the seeds; each seed's network,
+    fit and PPO streams are its own."""
+    import time
+
+    r = {**AGENT_RECIPE, **recipe}
+    t0 = time.perf_counter()
+    demos = demonstrations(AGENT_PRESETS, r["bc_rounds"], r["n_per"], 0)
+    print(f"demonstrations: {r['bc_rounds']} rounds × {len(AGENT_PRESETS) * r['n_per']} envs of trace-filter-ls in "
+          f"{time.perf_counter() - t0:.0f} s; λ_ref {demos[1]}", flush=True)
+    logs = []
+    for s in seeds:
+        logs.append(train_agent(Path(out) / AGENT_NAME.format(seed=s), s, demos, command=command, progress=progress,
+                                **recipe))
+    return logs
+
+
+# ---------------------------------------------------------------------- shares of the clairvoyant's gain
+#: the controllers of the shares table (label → registered name), in the page's order
+SHARE_RULES = {"filter + LS": "trace-filter-ls", "KM + LS": "km-ls", "state oracle": "state-oracle"}
+#: bootstrap replicates of the shares' intervals
+SHARE_REPS = 2000
+
+
+def share_intervals(thr: np.ndarray, ref: np.ndarray, top: np.ndarray, rng: np.random.Generator,
+                    reps: int = SHARE_REPS) -> tuple[float, float, float]:
+    """(share, low, high): the share of the clairvoyant's gain over the reference that ``thr`` takes,
+    (mean thr − mean ref) / (mean top − mean ref), and its 95 % percentile bootstrap interval over
+    episodes (paired: one resample of the episodes for all three). ``thr`` [E] or, for a learned
+    method, [S, E] (seeds × episodes: the seeds are resampled too)."""
+    thr = np.atleast_2d(thr)
+    s, e = thr.shape
+
+    def share(t, r, c):
+        return (t.mean() - r.mean()) / (c.mean() - r.mean())
+
+    point = float(share(thr, ref, top))
+    reps_out = np.empty(reps)
+    for i in range(reps):
+        ep = rng.integers(0, e, e)
+        sd = rng.integers(0, s, s) if s > 1 else np.zeros(1, np.int64)
+        reps_out[i] = share(thr[np.ix_(sd, ep)], ref[ep], top[ep])
+    low, high = np.percentile(reps_out, [2.5, 97.5])
+    return point, float(low), float(high)
+
+
+def _result_throughputs(path: str | Path) -> tuple[dict, list[str]]:
+    """A traces-v1 result file's per-episode throughputs, (cell, method, run) → [episodes] in episode
+    order, and its learned methods' labels."""
+    doc = json.loads(Path(path).read_text())
+    if doc.get("suite", {}).get("name") != "traces-v1":
+        raise ValueError(f"--result {path}: not a traces-v1 result file; allowed: the file of python -m "
+                         "evaluation.benchmark --suite traces-v1")
+    rows: dict[tuple, list] = {}
+    for r in doc["episodes"]:
+        rows.setdefault((r["cell"], r["method"], r["run"]), []).append((r["episode"], r["throughput"]))
+    thr = {key: np.array([t for _, t in sorted(v)]) for key, v in rows.items()}
+    return thr, [m for m, info in doc["methods"].items() if info["kind"] == "agent"]
+
+
+def shares(out: str | Path, agents: dict[str, list[str]], split: str = "test", presets=AGENT_PRESETS,
+           episodes: int = 10, rounds: int = ROUNDS, seed: int = SEEDS["traces-shares"], workers: int = 2,
+           progress: bool = False, result: str | Path | None = None) -> list[dict]:
+    """Per preset, each controller's share of the clairvoyant's gain over the best fixed draft length
+    (with 95 % bootstrap intervals over episodes; a learned method over seeds × episodes): the rules of
+    :data:`SHARE_RULES` and each learned method of ``agents`` (label → its seeds' directories), all on
+    the same episodes. ``split="test"``: traces-v1's cells and test seeds (for the page);
+    ``"validation"``: the presets' validation requests from ``seed`` (for choosing). Written to
+    ``out/traces_shares_<split>.csv``; returns the rows."""
+    from evaluation.entries import agent_loader
+    from evaluation.suites import get_suite
+
+    if split not in ("test", "validation"):
+        raise ValueError(f"split={split!r} is invalid; allowed: 'test', 'validation'")
+    if result is not None and split != "test":
+        raise ValueError(f"result={str(result)!r} is invalid with split={split!r}; allowed: a traces-v1 result file "
+                         "with split='test' (its episodes are the test cells')")
+    played, learned = _result_throughputs(result) if result is not None else ({}, [])
+    load = agent_loader()
+    cells = {c.name: c for c in get_suite("traces-v1").cells}
+    rows = []
+    rng = np.random.default_rng(np.random.SeedSequence([AGENT_ENTROPY, 7]))
+    for preset in presets:
+        if split == "test":
+            cell = cells[preset]
+            cfg, first, n = cell.config(), cell.seed, cell.episodes
+        else:
+            cfg, first, n = agent_config(preset, "validation", rounds), seed, episodes
+        names = ("best-fixed", "clairvoyant", *SHARE_RULES.values())
+        thr = {}
+        if result is not None:  # the file's episodes; only what it lacks is played (the state oracle)
+            thr = {name: played[(preset, name, 0)] for name in names if (preset, name, 0) in played}
+            for label in learned:
+                runs = sorted(r for (c, m, r) in played if c == preset and m == label)
+                thr |= {f"{label}#{r}": played[(preset, label, r)] for r in runs}
+            agents = {label: [None] * len([k for k in thr if k.startswith(label + "#")]) for label in learned}
+        entries = [Entry(name, Rival(name)) for name in names if name not in thr]
+        for label, dirs in agents.items():
+            entries += [Entry(f"{label}#{i}", load(d, f"{label}#{i}")) for i, d in enumerate(dirs)
+                        if f"{label}#{i}" not in thr]
+        if entries:
+            stats = evaluate(entries, cfg, n, first, workers=workers, progress=progress)
+            thr |= _throughputs(stats, [e.label for e in entries])
+        ref, top = thr["best-fixed"], thr["clairvoyant"]
+        methods = {label: thr[name] for label, name in SHARE_RULES.items()}
+        methods |= {label: np.stack([thr[f"{label}#{i}"] for i in range(len(dirs))]) for label, dirs in agents.items()}
+        for label, t in methods.items():
+            point, low, high = share_intervals(t, ref, top, rng)
+            rows.append({"preset": preset, "split": split, "controller": label, "runs": int(np.atleast_2d(t).shape[0]),
+                         "episodes": n, "throughput": float(t.mean()), "share": point, "share_low": low,
+                         "share_high": high})
+        rows.append({"preset": preset, "split": split, "controller": "clairvoyant / best-fixed", "runs": 1,
+                     "episodes": n, "throughput": float(top.mean()), "share": float(top.mean() / ref.mean()),
+                     "share_low": float("nan"), "share_high": float("nan")})
+    write_csv(rows, Path(out) / f"traces_shares_{split}.csv")
+    return rows
+
+
+def shares_table(rows: list[dict]) -> str:
+    """The rows of :func:`shares` as the page's markdown table (one line per preset)."""
+    presets = list(dict.fromkeys(r["preset"] for r in rows))
+    labels = list(dict.fromkeys(r["controller"] for r in rows))
+    lines = ["| preset | " + " | ".join(labels) + " |", "|---" * (len(labels) + 1) + "|"]
+    for p in presets:
+        cells = []
+        for label in labels:
+            r = next(r for r in rows if r["preset"] == p and r["controller"] == label)
+            if label.startswith("clairvoyant"):
+                cells.append(f"{float(r['share']):.3f}")
+            else:
+                cells.append(f"{100 * float(r['share']):.0f} % [{100 * float(r['share_low']):.0f}, "
+                             f"{100 * float(r['share_high']):.0f}]")
+        lines.append(f"| {p} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 #: the statistics of the presets' table (key, label): the published figures beside a bank's
 PRESET_STATS = (("alpha_0", "α_0"), ("alpha_1", "α_1"), ("alpha_5", "α_5"), ("tokens@2", "tokens/round γ=2"),
                 ("tokens@4", "tokens/round γ=4"), ("tokens@8", "tokens/round γ=8"), ("p_nothing@4", "P(none) γ=4"),
@@ -345,5 +584,5 @@ def sensitivity(out: str | Path, presets=SENSITIVITY_PRESETS, episodes: int = 4,
     return rows
 
 
-__all__ = ["DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
+__all__ = ["SHARE_RULES", "share_intervals", "shares", "shares_table", "AGENT_RECIPE", "agent_config", "demonstrations", "train_agent", "train_agents", "DL_BUDGETS_DBM", "DRAFT_SHARES", "GRIDS", "PRESETS", "Rival", "TRACES_ID", "headroom", "preset_config",
            "choose_agent", "presets_table", "sensitivity", "training", "training_command", "sweep", "tune", "tuned_rivals"]

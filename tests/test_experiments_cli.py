@@ -31,6 +31,8 @@ OPTIONS = {
     "paired": set(), "replot": set(),
     "traces-tune": TRACE, "traces-headroom": TRACE, "traces-sensitivity": TRACE, "traces-presets": set(),
     "traces-training": TRACE | {"--runs"},
+    "traces-shares": TRACE | {"--agent-dir", "--result", "--split"},
+    "traces-agent": {"--seeds", "--timesteps", "--bc-rounds", "--bc-epochs"},
     "main-job-seeds": {"--workers", "--quick"},
 }
 TRACE_SEED = VALIDATION_SEEDS.start + 60_000  # experiments.traces' block
@@ -42,6 +44,7 @@ DEFAULTS = {
     "cells": (cells.EPISODES, cells.ROUNDS, cells.SEED), "budget": (budget.EPISODES, None, budget.SEED),
     "traces-tune": (8, 100, TRACE_SEED), "traces-headroom": (8, 100, TRACE_SEED + 10_000),
     "traces-sensitivity": (4, 100, TRACE_SEED + 20_000), "traces-training": (8, 100, TRACE_SEED + 35_000),
+    "traces-shares": (10, 100, TRACE_SEED + 38_000),
 }
 
 

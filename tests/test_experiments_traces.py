@@ -16,7 +16,7 @@ from experiments.__main__ import TRACE_COMMANDS, build_parser, parse_args
 
 #: each experiment's function (the CLI's subcommand) and the episodes it plays by default
 FUNCTIONS = {"traces-tune": traces.tune, "traces-headroom": traces.headroom, "traces-sensitivity": traces.sensitivity,
-             "traces-training": traces.training, "traces-choice": traces.choose_agent}
+             "traces-training": traces.training, "traces-choice": traces.choose_agent, "traces-shares": traces.shares}
 
 
 def _blocks() -> dict[str, range]:
