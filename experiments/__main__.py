@@ -487,7 +487,7 @@ COMMANDS: dict[str, Command] = {
                               "trained under --runs (unless there) and scored on validation requests (rows already in "
                               "the CSV kept)", (*TRACE, "runs")),
     "traces-shares": Command("each controller's share of the clairvoyant's gain over the best fixed draft length "
-                             "per trace preset (filter + LS, KM + LS, the state oracle, --agent seeds), 95 % "
+                             "per trace preset (filter + LS, KM + LS, the state oracle, --agent seeds), 95 %% "
                              "bootstrap intervals", _traces_shares, ("shares", *TRACE),
                              drops=(10, "episodes per preset (validation only; test: the suite's)"),
                              rounds=(TRACES_ROUNDS, "rounds per episode (validation only)"),
@@ -531,7 +531,10 @@ def build_parser() -> ExperimentsParser:
                "shares": _shares_options}
     ap.subcommands, ap.flags = {}, {}
     for name, c in COMMANDS.items():
-        p = subs.add_parser(name, help=c.help, description=c.help[0].upper() + c.help[1:] + ".")
+        # no abbreviations: an option of another subcommand (--seed) must not pass as a prefix of
+        # one of this one's (--seeds)
+        described = (c.help[0].upper() + c.help[1:] + ".").replace("%%", "%")  # a help text writes % as %%
+        p = subs.add_parser(name, help=c.help, description=described, allow_abbrev=False)
         flags = ap.flags[name] = set()
 
         def add(*args, _p=p, _flags=flags, **kwargs):
