@@ -64,10 +64,9 @@ class StateOracle(TraceFilterLS):
         """P(acc_len > j), j = 0 … γ_max [K, γ_max + 1] of the point mass at each device's (z, S_p)."""
         level, high = getattr(context, "hidden_level", None), getattr(context, "hidden_high", None)
         if level is None or high is None:
-            source = getattr(getattr(context.config, "traces", None), "trace_source", None)
-            raise ValueError(f"config field trace_source={source!r} is invalid for {type(self).__name__}: its "
-                             "bank holds no hidden state (a bank replayed from a file); allowed: a bank drawn "
-                             "from the fitted model (a preset, a mix of presets)")
+            raise ValueError(f"config field trace_source is invalid for {type(self).__name__}: the context holds "
+                             "no hidden state (a bank replayed from a file); allowed: a bank drawn from the fitted "
+                             "model (a preset, a mix of presets)")
         _, params, cap = self.fit_for(context.config)
         z = np.asarray(level, dtype=np.float64)
         k = len(z)

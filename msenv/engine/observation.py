@@ -153,39 +153,23 @@ GLOBALS = (P_UL, P_DL)
 def round_writer(writers: tuple) -> Callable:
     """The compiled driver of a kind's per-round rows: ``write(out, nf, cols, view)`` calls
     ``writers[j](out, nf, cols[j], view)`` for every j with ``cols[j] ≥ 0`` (a row the config does
-    not show has −1). Kinds call it inside their compiled step. Built as a chain of small compiled
-    closures, one per writer (numba calls each writer directly: no function pointers). The closures
-    are not cached on disk — numba keys a closure's entry by the objects it captures, which differ in
-    every process, so each process would add an entry and none would load one; the kernels that call
-    the driver are cached with its code inside them."""
-    chain = _end
-    for write in reversed(tuple(writers)):
-        chain = _link(write, chain)
-    first = chain
+    not show has −1). Kinds call it inside their compiled step; numba calls each writer directly
+    (no function pointers).
 
-    @njit
-    def write_rows(out, nf, cols, view):
-        first(out, nf, cols, view, 0)
+    The driver is one function written for its writers, named after them (a digest of their module
+    and name, in order). Its compiled code lives inside each kernel that calls it, in numba's on-disk
+    cache too, and numba links such inner functions by name, taking two of one name for the same
+    code: so no two drivers of different writers may ever share a name — in one process or across
+    the processes whose cached kernels meet in one (closures of one function, say, would)."""
+    import hashlib
 
-    return write_rows
-
-
-@njit(cache=True)
-def _end(out, nf, cols, view, j):
-    """The end of a driver's chain: nothing left to write."""
-
-
-def _link(write: Callable, rest: Callable) -> Callable:
-    """One link of a driver's chain: ``write`` row j (when shown), then the ``rest``."""
-
-    @njit
-    def link(out, nf, cols, view, j):
-        c = cols[j]
-        if c >= 0:
-            write(out, nf, c, view)
-        rest(out, nf, cols, view, j + 1)
-
-    return link
+    writers = tuple(writers)
+    ids = [f"{w.py_func.__module__}.{w.py_func.__qualname__}" for w in writers]
+    name = "write_rows_" + hashlib.sha256("|".join(ids).encode()).hexdigest()[:16]
+    body = "".join(f"    if cols[{j}] >= 0:\n        w{j}(out, nf, cols[{j}], view)\n" for j in range(len(writers)))
+    scope = {f"w{j}": w for j, w in enumerate(writers)}
+    exec(f"def {name}(out, nf, cols, view):\n" + (body or "    pass\n"), scope)
+    return njit(scope[name])
 
 
 class Observation:

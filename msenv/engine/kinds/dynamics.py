@@ -35,7 +35,7 @@ from ...model.slots import COMPLEX_ROW, DYN_FLAG, DYN_REAL, INT_ROW, MOMENT, Dyn
 from ..base import REQUEST_INFO, Engine, InfoKey
 from ..context import RoundContext
 from ..state import links, paper_draws
-from .dynamics_round import DEVICES, ROUND_ROWS, Inputs, RoundView, Tables, dynamic_rows, write_round
+from .dynamics_round import DEVICES, ROUND_ROWS, Inputs, RoundView, Tables, dynamic_rows, write_rows
 
 #: requests per device whose uniforms (task, length, α) are drawn at reset: the j-th request of a
 #: device is then the same whatever the controller (paired comparisons); later ones use step draws
@@ -322,7 +322,7 @@ class DynamicEngine(Engine):
                          state.doppler if state.doppler is not None else NO_FLOATS)
 
     def write_round(self, out, view):
-        write_round(out, self.layout.row, self.observation.cols, view)
+        write_rows(out, self.layout.row, self.observation.cols, view)
 
     def _context(self, state, index, oracle):
         """``oracle=False``: what the server can know; ``True``: the truth (true α, the innovations

@@ -121,6 +121,13 @@ ROUND_ROWS = tuple(f for f in DEVICES if f.per == "round")
 write_round = round_writer(tuple(f.write for f in ROUND_ROWS))
 
 
+@njit(cache=True)
+def write_rows(out, nf, cols, view):
+    """:data:`write_round` as a cached kernel of this module, for the calls from Python (a reset's
+    observation): the driver's code is compiled once per machine, inside it."""
+    write_round(out, nf, cols, view)
+
+
 # ---------------------------------------------------------------------- the step
 class Inputs(NamedTuple):
     """The state a §11 round reads (arrays [B, K] unless noted; a part the config leaves off is a
@@ -331,4 +338,4 @@ def round_rows_of(u, gamma, state, tables, out):
 
 
 __all__ = ["DEVICES", "DOPPLER_SCALE_HZ", "Inputs", "Outputs", "ROUND_ROWS", "RoundView", "Tables", "dynamic_rows",
-           "round_rows_of", "write_round"]
+           "round_rows_of", "write_round", "write_rows"]

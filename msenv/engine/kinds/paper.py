@@ -79,6 +79,13 @@ ROUND_ROWS = tuple(f for f in DEVICES if f.per == "round")
 write_round = round_writer(tuple(f.write for f in ROUND_ROWS))
 
 
+@njit(cache=True)
+def write_rows(out, nf, cols, view):
+    """:data:`write_round` as a cached kernel of this module, for the calls from Python (a reset's
+    observation): the driver's code is compiled once per machine, inside it."""
+    write_round(out, nf, cols, view)
+
+
 @njit(cache=True, error_model="numpy")
 def paper_rows(u, alpha, t_draft, beta, g_ul, g_dl, p_ul, p_dl, gamma, consts, cols, static_obs, ints, reals,
                rejected, modes, per_round, obs):
@@ -138,7 +145,7 @@ class PaperEngine(Engine):
         return RoundView(state.g_ul, state.g_dl)
 
     def write_round(self, out, view):
-        write_round(out, self.layout.row, self.observation.cols, view)
+        write_rows(out, self.layout.row, self.observation.cols, view)
 
     def cells(self, rows, slots):
         return PaddedPaperRows(rows, slots, self.layout)
@@ -284,4 +291,4 @@ class PaddedPaperRows(CellRows):
 
 
 __all__ = ["DEVICES", "PaddedPaperRows", "PaperEngine", "PaperState", "ROUND_ROWS", "RoundView", "paper_rows",
-           "step_padded_cells"]
+           "step_padded_cells", "write_round", "write_rows"]

@@ -48,7 +48,7 @@ from .traces_round import (
     Replay,
     RoundView,
     trace_rows,
-    write_round,
+    write_rows,
 )
 
 #: the next requests of each device drawn at reset (model §12)
@@ -225,7 +225,7 @@ class TraceEngine(Engine):
                          state.p_dl_w, self.constants, state.tokens, state.time)
 
     def write_round(self, out, view):
-        write_round(out, self.layout.row, self.observation.cols, view)
+        write_rows(out, self.layout.row, self.observation.cols, view)
 
     def _context(self, state, index, oracle):
         i = slice(None) if index is None else index

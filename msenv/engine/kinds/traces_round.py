@@ -203,6 +203,13 @@ ROUND_ROWS = tuple(f for f in DEVICES + GLOBAL_ROWS if f.per == "round")
 write_round = round_writer(tuple(f.write for f in ROUND_ROWS))
 
 
+@njit(cache=True)
+def write_rows(out, nf, cols, view):
+    """:data:`write_round` as a cached kernel of this module, for the calls from Python (a reset's
+    observation): the driver's code is compiled once per machine, inside it."""
+    write_round(out, nf, cols, view)
+
+
 # ---------------------------------------------------------------------- the compiled round
 @njit(cache=True)
 def pick(u, requests):
@@ -335,4 +342,5 @@ def trace_round(u, gamma, t_draft, beta, g_ul, g_dl, p_ul, p_dl, static_obs, ts,
 
 
 __all__ = ["DEVICES", "GLOBAL_ROWS", "NO_BELIEF", "NO_FILTER", "NO_SURVIVAL", "PROGRESS_SCALE", "Posterior",
-           "ROUND_ROWS", "Replay", "RoundView", "SURVIVAL_DEPTHS", "pick", "trace_round", "trace_rows", "write_round"]
+           "ROUND_ROWS", "Replay", "RoundView", "SURVIVAL_DEPTHS", "pick", "trace_round", "trace_rows", "write_round",
+           "write_rows"]
