@@ -43,7 +43,7 @@ from msenv.envs.actions import LEVELS_PER_TOKEN, BudgetAction
 from msenv.envs.sb3 import SB3VecEnv, what_if
 
 from .distributions import MultiSpinPolicy
-from .setpolicy import DeviceSetExtractor, NumpySetPolicy, numpy_linears
+from .setpolicy import DeviceSetExtractor, NumpySetPolicy, device_rows, numpy_linears
 from .threads import one_blas_thread
 
 #: the initial logits of a device's bit (off, on): on with probability ≈ 0.88
@@ -271,13 +271,8 @@ class BudgetSetPolicy(MultiSpinPolicy):
             raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {k} device slots")
         if not masked:
             raise ValueError("masked=False is not allowed: the budget action reads the cell generator's masked rows")
-        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
-            raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
-        size = observation_space.shape[0] - n_globals
-        if size <= 0 or size % k:
-            raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "
-                             f"{n_globals} globals")
-        self._set_dims = (k, size // k, n_globals, hidden, True, pooling)
+        row = device_rows(observation_space, k, n_devices, hidden, n_globals)
+        self._set_dims = (k, row, n_globals, hidden, True, pooling)
         self.n_levels = nvec[0]
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)

@@ -29,7 +29,7 @@ from msenv.envs.actions import CappedAction
 
 from .budget import BudgetLayout, speed_ratios
 from .distributions import MultiSpinPolicy
-from .setpolicy import DeviceSetExtractor, NumpySetPolicy, numpy_linears
+from .setpolicy import DeviceSetExtractor, NumpySetPolicy, device_rows, numpy_linears
 from .threads import one_blas_thread
 
 
@@ -58,15 +58,8 @@ class CappedSetPolicy(MultiSpinPolicy):
             raise ValueError(f"action_space={action_space!r} is not allowed; allowed: MultiDiscrete([γ_max + 1] * "
                              "(K + 1)), a budget level and a length per device (msenv.envs.actions.CappedAction)")
         k = len(nvec) - 1
-        if n_devices is not None and n_devices != k:
-            raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {k} device slots")
-        if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
-            raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
-        size = observation_space.shape[0] - n_globals
-        if size <= 0 or size % k:
-            raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "
-                             f"{n_globals} globals")
-        self._set_dims = (k, size // k, n_globals, hidden, False, pooling)
+        self._set_dims = (k, device_rows(observation_space, k, n_devices, hidden, n_globals), n_globals, hidden, False,
+                          pooling)
         self.n_choice = nvec[0]
         kwargs.setdefault("net_arch", [])
         super().__init__(observation_space, action_space, lr_schedule, *args, **kwargs)

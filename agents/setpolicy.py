@@ -173,6 +173,21 @@ class DeviceHead(nn.Module):
         return logits.reshape(b, -1)
 
 
+def device_rows(observation_space, k: int, n_devices, hidden, n_globals: int) -> int:
+    """The width of a device row of a device-set observation (``k`` device rows, then ``n_globals``
+    global entries), after checking the policy's ``n_devices`` against the action's ``k`` slots and
+    its ``hidden`` width; a ``ValueError`` naming the value otherwise."""
+    if n_devices is not None and n_devices != k:
+        raise ValueError(f"n_devices={n_devices!r} is invalid; allowed: the action space's {k} device slots")
+    if isinstance(hidden, bool) or not isinstance(hidden, (int, np.integer)) or hidden < 1:
+        raise ValueError(f"hidden={hidden!r} is invalid; allowed: an integer >= 1")
+    size = observation_space.shape[0] - n_globals
+    if size <= 0 or size % k:
+        raise ValueError(f"observation of {observation_space.shape[0]} entries is not {k} device rows plus "
+                         f"{n_globals} globals")
+    return size // k
+
+
 class DeviceSetPolicy(MultiSpinPolicy):
     """Actor-critic over the devices as a set; ``policy_kwargs``: ``n_devices``, ``n_globals``
     (default 2), ``hidden`` (default 64), ``pooling`` (:data:`POOLINGS`, default "mean") and
@@ -414,4 +429,5 @@ def set_layout(config) -> dict:
     return dict(n_devices=lay.slots, n_globals=lay.n_globals, masked=lay.masked)
 
 
-__all__ = ["POOLINGS", "DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy", "set_layout"]
+__all__ = ["POOLINGS", "DeviceHead", "DeviceSetExtractor", "DeviceSetPolicy", "NumpySetPolicy", "device_rows",
+           "set_layout"]
